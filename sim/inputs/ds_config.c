@@ -1,0 +1,430 @@
+/*
+ * ds_config.c - DeepSpeed ds_config.json -> TrainConfig (see ds_config.h).
+ *
+ * Defaults are DeepSpeed's own (deepspeed/runtime/zero/config.py, offload_config.py,
+ * runtime/config.py, 2025): reduce_bucket_size 5e8, allgather_bucket_size 5e8,
+ * stage3_prefetch_bucket_size 5e7, stage3_max_live_parameters 1e9,
+ * stage3_max_reuse_distance 1e9, stage3_param_persistence_threshold 1e5, sub_group_size 1e9,
+ * overlap_comm true for stage 3 and false otherwise, contiguous_gradients and reduce_scatter
+ * true; offload_param buffer_count 5, buffer_size 1e8, max_in_cpu 1e9; offload_optimizer
+ * buffer_count 4. Each default applied is recorded so the report can print it.
+ */
+#include "ds_config.h"
+
+#include "jsonfile.h"
+#include "resolve.h"
+#include "vocab.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const top_keys[] = {
+    "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
+    "fp16", "bf16", "optimizer", "zero_optimization", "activation_checkpointing", NULL,
+};
+static const char *const enabled_keys[] = {"enabled", NULL};
+static const char *const optimizer_keys[] = {"type", NULL};
+static const char *const zero_keys[] = {
+    "stage", "overlap_comm", "contiguous_gradients", "reduce_scatter", "reduce_bucket_size",
+    "allgather_bucket_size", "stage3_prefetch_bucket_size", "stage3_max_live_parameters",
+    "stage3_max_reuse_distance", "stage3_param_persistence_threshold", "sub_group_size",
+    "offload_optimizer", "offload_param", "prefetch_bucket_size", "max_live_parameters",
+    "max_reuse_distance", "param_persistence_threshold", NULL,
+};
+static const char *const offload_optimizer_keys[] = {
+    "device", "pin_memory", "buffer_count", "pipeline_read", "pipeline_write", "ratio", NULL,
+};
+static const char *const offload_param_keys[] = {
+    "device", "pin_memory", "buffer_count", "buffer_size", "max_in_cpu", NULL,
+};
+static const char *const act_ckpt_keys[] = {"partition_activations", "cpu_checkpointing", NULL};
+static const char *const offload_devices[] = {"none", "cpu", "nvme", NULL};
+
+/* Optimizers DeepSpeed accepts by name, with their fp32 state tensors per parameter. */
+static const struct {
+    const char *name;
+    int n_states;
+} optimizers[] = {
+    {"adam", 2}, {"adamw", 2}, {"fusedadam", 2}, {"cpuadam", 2}, {"lamb", 2},
+    {"onebitadam", 2}, {"zerooneadam", 2}, {"onebitlamb", 2}, {"adagrad", 1},
+    {"lion", 1}, {"sgd", 1}, {"muadam", 2}, {"muadamw", 2}, {"musgd", 1},
+};
+
+#define BIG (UINT64_MAX / 2)
+#define BATCH_MAX (1ull << 31) /* keeps micro x accumulation x GPUs far from overflow */
+
+typedef struct Reader {
+    TrainConfig *cfg;
+    const char *file;
+    Err *err;
+} Reader;
+
+static int u64_or(Reader *r, const cJSON *obj, JsonAt at, const char *key, uint64_t min,
+                  uint64_t fallback, uint64_t *out)
+{
+    int rc = jsonfile_get_u64(obj, key, at, min, BIG, out, r->err);
+    if (rc < 0)
+        return -1;
+    if (rc == 0) {
+        char path[128];
+        *out = fallback;
+        strlist_addf(&r->cfg->defaults_used, "%s = %llu", jsonfile_key_path(at, key, path,
+                     sizeof path), (unsigned long long)fallback);
+    }
+    return 0;
+}
+
+static int bool_or(Reader *r, const cJSON *obj, JsonAt at, const char *key, bool fallback,
+                   bool *out)
+{
+    int rc = jsonfile_get_bool(obj, key, at, out, r->err);
+    if (rc < 0)
+        return -1;
+    if (rc == 0) {
+        char path[128];
+        *out = fallback;
+        strlist_addf(&r->cfg->defaults_used, "%s = %s",
+                     jsonfile_key_path(at, key, path, sizeof path), fallback ? "true" : "false");
+    }
+    return 0;
+}
+
+/* DeepSpeed accepts both "stage3_x" and its alias "x"; giving both is ambiguous. */
+static int aliased_u64(Reader *r, const cJSON *zero, JsonAt at, const char *key,
+                       const char *alias, uint64_t fallback, uint64_t *out)
+{
+    int a = jsonfile_get_u64(zero, key, at, 0, BIG, out, r->err);
+    if (a < 0)
+        return -1;
+    uint64_t v = 0;
+    int b = jsonfile_get_u64(zero, alias, at, 0, BIG, &v, r->err);
+    if (b < 0)
+        return -1;
+    if (a && b) {
+        char path[128];
+        return err_set(r->err, "%s: %s: expected only one of \"%s\" and its alias \"%s\", got "
+                       "both", r->file, jsonfile_key_path(at, alias, path, sizeof path), key,
+                       alias);
+    }
+    if (b)
+        *out = v;
+    if (!a && !b)
+        return u64_or(r, zero, at, key, 0, fallback, out);
+    return 0;
+}
+
+/* fp16 / bf16 sections: only "enabled" is modelled. */
+static int read_enabled(Reader *r, const cJSON *root, const char *key,
+                        const char *const *not_modelled, bool *out)
+{
+    *out = false;
+    const cJSON *sec = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (sec == NULL || cJSON_IsNull(sec))
+        return 0;
+    JsonAt at = {r->file, key};
+    if (jsonfile_expect_object(sec, at, r->err) ||
+        jsonfile_check_keys(sec, at, enabled_keys, not_modelled, &r->cfg->not_modelled, r->err))
+        return -1;
+    /* DeepSpeed's "auto" (HF Trainer fills it in) is not a value zerosim can use. */
+    return jsonfile_get_bool(sec, "enabled", at, out, r->err) < 0 ? -1 : 0;
+}
+
+static int read_optimizer(Reader *r, const cJSON *root)
+{
+    TrainConfig *cfg = r->cfg;
+    snprintf(cfg->optimizer, sizeof cfg->optimizer, "adam");
+    cfg->optimizer_n_states = 2;
+    const cJSON *sec = cJSON_GetObjectItemCaseSensitive(root, "optimizer");
+    if (sec == NULL || cJSON_IsNull(sec)) {
+        strlist_addf(&cfg->defaults_used, "optimizer.type = Adam (mixed-precision Adam, K = 12 "
+                     "in the ZeRO paper)");
+        return 0;
+    }
+    JsonAt at = {r->file, "optimizer"};
+    if (jsonfile_expect_object(sec, at, r->err) ||
+        jsonfile_check_keys(sec, at, optimizer_keys, vocab_ds_optimizer_not_modelled,
+                            &cfg->not_modelled, r->err))
+        return -1;
+    char type[32] = "";
+    int rc = jsonfile_get_string(sec, "type", at, type, sizeof type, r->err);
+    if (rc < 0)
+        return -1;
+    if (rc == 0) {
+        strlist_addf(&cfg->defaults_used, "optimizer.type = Adam");
+        return 0;
+    }
+    char lower[32];
+    size_t n = 0;
+    for (const char *p = type; *p && n + 1 < sizeof lower; p++)
+        if (*p != '_')
+            lower[n++] = (char)tolower((unsigned char)*p);
+    lower[n] = '\0';
+    for (size_t i = 0; i < sizeof optimizers / sizeof optimizers[0]; i++) {
+        if (strcmp(lower, optimizers[i].name) == 0) {
+            snprintf(cfg->optimizer, sizeof cfg->optimizer, "%s", optimizers[i].name);
+            cfg->optimizer_n_states = optimizers[i].n_states;
+            return 0;
+        }
+    }
+    return err_set(r->err, "%s: optimizer.type: expected a DeepSpeed optimizer (Adam, AdamW, "
+                   "Lamb, OneBitAdam, ZeroOneAdam, OneBitLamb, Adagrad, Lion, SGD), got \"%s\"",
+                   r->file, type);
+}
+
+static int read_offload(Reader *r, const cJSON *zero, const char *key, bool is_param,
+                        OffloadConfig *out)
+{
+    out->device = OFFLOAD_NONE;
+    out->ratio = 1.0;
+    const cJSON *sec = cJSON_GetObjectItemCaseSensitive(zero, key);
+    char path[64];
+    snprintf(path, sizeof path, "zero_optimization.%s", key);
+    JsonAt at = {r->file, path};
+    if (sec == NULL || cJSON_IsNull(sec))
+        return 0;
+    if (jsonfile_expect_object(sec, at, r->err) ||
+        jsonfile_check_keys(sec, at, is_param ? offload_param_keys : offload_optimizer_keys,
+                            is_param ? vocab_ds_offload_param_not_modelled
+                                     : vocab_ds_offload_optimizer_not_modelled,
+                            &r->cfg->not_modelled, r->err))
+        return -1;
+    int device = OFFLOAD_NONE;
+    if (jsonfile_get_enum(sec, "device", at, offload_devices, &device, r->err) < 0)
+        return -1;
+    out->device = (OffloadDevice)device;
+    if (out->device == OFFLOAD_NONE)
+        return 0;
+    if (bool_or(r, sec, at, "pin_memory", false, &out->pin_memory) ||
+        u64_or(r, sec, at, "buffer_count", 1, is_param ? 5 : 4, &out->buffer_count))
+        return -1;
+    if (is_param)
+        return u64_or(r, sec, at, "buffer_size", 1, 100000000, &out->buffer_size) ||
+                       u64_or(r, sec, at, "max_in_cpu", 0, 1000000000, &out->max_in_cpu)
+                   ? -1
+                   : 0;
+    if (bool_or(r, sec, at, "pipeline_read", false, &out->pipeline_read) ||
+        bool_or(r, sec, at, "pipeline_write", false, &out->pipeline_write))
+        return -1;
+    return jsonfile_get_double(sec, "ratio", at, 0.0, 1.0, &out->ratio, r->err) < 0 ? -1 : 0;
+}
+
+static int read_zero(Reader *r, const cJSON *root)
+{
+    ZeroConfig *z = &r->cfg->zero;
+    const cJSON *zero = cJSON_GetObjectItemCaseSensitive(root, "zero_optimization");
+    JsonAt at = {r->file, "zero_optimization"};
+    if (zero != NULL && !cJSON_IsNull(zero)) {
+        if (jsonfile_expect_object(zero, at, r->err) ||
+            jsonfile_check_keys(zero, at, zero_keys, vocab_ds_zero_not_modelled,
+                                &r->cfg->not_modelled, r->err))
+            return -1;
+    } else {
+        zero = NULL;
+    }
+    cJSON *empty = NULL;
+    if (zero == NULL)
+        zero = empty = cJSON_CreateObject();
+    uint64_t stage = 0;
+    int rc = u64_or(r, zero, at, "stage", 0, 0, &stage);
+    if (rc == 0 && stage > 3) {
+        char found[32];
+        snprintf(found, sizeof found, "%llu", (unsigned long long)stage);
+        rc = err_set(r->err, "%s: zero_optimization.stage: expected integer in [0, 3], got %s",
+                     r->file, found);
+    }
+    z->stage = (int)stage;
+    if (rc == 0)
+        rc = bool_or(r, zero, at, "overlap_comm", z->stage == 3, &z->overlap_comm) ||
+             bool_or(r, zero, at, "contiguous_gradients", true, &z->contiguous_gradients) ||
+             bool_or(r, zero, at, "reduce_scatter", true, &z->reduce_scatter) ||
+             u64_or(r, zero, at, "reduce_bucket_size", 1, 500000000, &z->reduce_bucket_size) ||
+             u64_or(r, zero, at, "allgather_bucket_size", 1, 500000000,
+                    &z->allgather_bucket_size) ||
+             u64_or(r, zero, at, "sub_group_size", 1, 1000000000, &z->sub_group_size);
+    if (rc == 0 && z->stage == 3)
+        rc = aliased_u64(r, zero, at, "stage3_prefetch_bucket_size", "prefetch_bucket_size",
+                         50000000, &z->prefetch_bucket_size) ||
+             aliased_u64(r, zero, at, "stage3_max_live_parameters", "max_live_parameters",
+                         1000000000, &z->max_live_parameters) ||
+             aliased_u64(r, zero, at, "stage3_max_reuse_distance", "max_reuse_distance",
+                         1000000000, &z->max_reuse_distance) ||
+             aliased_u64(r, zero, at, "stage3_param_persistence_threshold",
+                         "param_persistence_threshold", 100000,
+                         &z->param_persistence_threshold);
+    if (rc == 0)
+        rc = read_offload(r, zero, "offload_optimizer", false, &z->offload_optimizer) ||
+             read_offload(r, zero, "offload_param", true, &z->offload_param);
+    cJSON_Delete(empty);
+    if (rc)
+        return -1;
+    if (z->offload_param.device != OFFLOAD_NONE && z->stage != 3)
+        return err_set(r->err, "%s: zero_optimization.offload_param.device: expected \"none\" "
+                       "unless zero_optimization.stage is 3 (parameter offload needs ZeRO-3), "
+                       "got \"%s\" with stage %d", r->file,
+                       ds_config_offload_name(z->offload_param.device), z->stage);
+    if (z->offload_optimizer.device != OFFLOAD_NONE && z->stage == 0)
+        return err_set(r->err, "%s: zero_optimization.offload_optimizer.device: expected "
+                       "\"none\" with stage 0 (optimizer offload needs ZeRO stage 1, 2 or 3), "
+                       "got \"%s\"", r->file,
+                       ds_config_offload_name(z->offload_optimizer.device));
+    if (z->offload_optimizer.device == OFFLOAD_NVME && z->stage != 3)
+        return err_set(r->err, "%s: zero_optimization.offload_optimizer.device: expected "
+                       "\"cpu\" or \"none\" with stage %d (NVMe offload is ZeRO-Infinity, "
+                       "stage 3), got \"nvme\"", r->file, z->stage);
+    return 0;
+}
+
+static int read_batch(Reader *r, const cJSON *root)
+{
+    TrainConfig *cfg = r->cfg;
+    JsonAt at = {r->file, ""};
+    if (jsonfile_get_u64(root, "train_batch_size", at, 1, BATCH_MAX, &cfg->train_batch_size,
+                         r->err) < 0 ||
+        jsonfile_get_u64(root, "train_micro_batch_size_per_gpu", at, 1, BATCH_MAX,
+                         &cfg->micro_batch_per_gpu, r->err) < 0 ||
+        jsonfile_get_u64(root, "gradient_accumulation_steps", at, 1, BATCH_MAX,
+                         &cfg->grad_accum_steps, r->err) < 0)
+        return -1;
+    if (cfg->train_batch_size == 0 && cfg->micro_batch_per_gpu == 0)
+        return err_set(r->err, "%s: train_micro_batch_size_per_gpu: expected it or "
+                       "train_batch_size (DeepSpeed needs one of them), got neither", r->file);
+    return 0;
+}
+
+static int read_act_ckpt(Reader *r, const cJSON *root)
+{
+    const cJSON *sec = cJSON_GetObjectItemCaseSensitive(root, "activation_checkpointing");
+    if (sec == NULL || cJSON_IsNull(sec))
+        return 0;
+    JsonAt at = {r->file, "activation_checkpointing"};
+    return jsonfile_expect_object(sec, at, r->err) ||
+                   jsonfile_check_keys(sec, at, act_ckpt_keys, vocab_ds_act_ckpt_not_modelled,
+                                       &r->cfg->not_modelled, r->err) ||
+                   jsonfile_get_bool(sec, "partition_activations", at,
+                                     &r->cfg->partition_activations, r->err) < 0 ||
+                   jsonfile_get_bool(sec, "cpu_checkpointing", at, &r->cfg->cpu_checkpointing,
+                                     r->err) < 0
+               ? -1
+               : 0;
+}
+
+int ds_config_parse(TrainConfig *out, const char *file, const char *text, size_t n_bytes,
+                    Err *err)
+{
+    memset(out, 0, sizeof *out);
+    strlist_init(&out->not_modelled);
+    strlist_init(&out->defaults_used);
+    snprintf(out->file, sizeof out->file, "%s", file);
+    cJSON *root = jsonfile_parse(file, text, n_bytes, err);
+    if (root == NULL)
+        return -1;
+    Reader r = {out, file, err};
+    JsonAt at = {file, ""};
+    bool fp16 = false, bf16 = false;
+    int rc = jsonfile_expect_object(root, at, err) ||
+             jsonfile_check_keys(root, at, top_keys, vocab_ds_top_not_modelled,
+                                 &out->not_modelled, err) ||
+             read_batch(&r, root) ||
+             read_enabled(&r, root, "fp16", vocab_ds_fp16_not_modelled, &fp16) ||
+             read_enabled(&r, root, "bf16", vocab_ds_bf16_not_modelled, &bf16) ||
+             read_optimizer(&r, root) || read_zero(&r, root) || read_act_ckpt(&r, root);
+    cJSON_Delete(root);
+    if (rc)
+        return -1;
+    if (fp16 && bf16)
+        return err_set(err, "%s: bf16.enabled: expected at most one of fp16.enabled and "
+                       "bf16.enabled to be true, got both", file);
+    out->precision = fp16 ? PRECISION_FP16 : bf16 ? PRECISION_BF16 : PRECISION_FP32;
+    if (!fp16 && !bf16)
+        strlist_addf(&out->defaults_used, "precision = fp32 (neither fp16 nor bf16 enabled)");
+    return 0;
+}
+
+int ds_config_load(TrainConfig *out, const char *name_or_path, const char *data_dir, Err *err)
+{
+    char path[1024];
+    size_t n = 0;
+    memset(out, 0, sizeof *out);
+    char *text = resolve_read(name_or_path, data_dir, "workloads/ds_configs", "config", path,
+                              sizeof path, &n, err);
+    if (text == NULL)
+        return -1;
+    int rc = ds_config_parse(out, path, text, n, err);
+    free(text);
+    return rc;
+}
+
+int ds_config_resolve_batch(TrainConfig *cfg, uint64_t dp_size, BatchPlan *out, Err *err)
+{
+    uint64_t tb = cfg->train_batch_size, mb = cfg->micro_batch_per_gpu,
+             ga = cfg->grad_accum_steps;
+    if (tb && mb && ga) {
+        if (tb != mb * ga * dp_size)
+            return err_set(err, "%s: train_batch_size: expected train_micro_batch_size_per_gpu "
+                           "x gradient_accumulation_steps x GPUs = %llu x %llu x %llu = %llu, "
+                           "got %llu", cfg->file, (unsigned long long)mb,
+                           (unsigned long long)ga, (unsigned long long)dp_size,
+                           (unsigned long long)(mb * ga * dp_size), (unsigned long long)tb);
+    } else if (tb && mb) {
+        if (tb % (mb * dp_size) != 0)
+            return err_set(err, "%s: train_batch_size: expected a multiple of "
+                           "train_micro_batch_size_per_gpu x GPUs = %llu, got %llu",
+                           cfg->file, (unsigned long long)(mb * dp_size),
+                           (unsigned long long)tb);
+        ga = tb / (mb * dp_size);
+        strlist_addf(&cfg->defaults_used, "gradient_accumulation_steps = %llu (derived)",
+                     (unsigned long long)ga);
+    } else if (tb && ga) {
+        if (tb % (ga * dp_size) != 0)
+            return err_set(err, "%s: train_batch_size: expected a multiple of "
+                           "gradient_accumulation_steps x GPUs = %llu, got %llu", cfg->file,
+                           (unsigned long long)(ga * dp_size), (unsigned long long)tb);
+        mb = tb / (ga * dp_size);
+        strlist_addf(&cfg->defaults_used, "train_micro_batch_size_per_gpu = %llu (derived)",
+                     (unsigned long long)mb);
+    } else if (mb) {
+        if (ga == 0) {
+            ga = 1;
+            strlist_addf(&cfg->defaults_used, "gradient_accumulation_steps = 1");
+        }
+        strlist_addf(&cfg->defaults_used, "train_batch_size = %llu (derived)",
+                     (unsigned long long)(mb * ga * dp_size));
+    } else {
+        ga = 1;
+        if (tb % dp_size != 0)
+            return err_set(err, "%s: train_batch_size: expected a multiple of the GPU count "
+                           "%llu, got %llu", cfg->file, (unsigned long long)dp_size,
+                           (unsigned long long)tb);
+        mb = tb / dp_size;
+        strlist_addf(&cfg->defaults_used, "gradient_accumulation_steps = 1");
+        strlist_addf(&cfg->defaults_used, "train_micro_batch_size_per_gpu = %llu (derived)",
+                     (unsigned long long)mb);
+    }
+    out->micro_batch = mb;
+    out->grad_accum = ga;
+    out->global_batch = mb * ga * dp_size;
+    return 0;
+}
+
+unsigned ds_config_param_bytes(const TrainConfig *cfg)
+{
+    return cfg->precision == PRECISION_FP32 ? 4u : 2u;
+}
+
+const char *ds_config_precision_name(Precision p)
+{
+    return p == PRECISION_FP16 ? "fp16" : p == PRECISION_BF16 ? "bf16" : "fp32";
+}
+
+const char *ds_config_offload_name(OffloadDevice d)
+{
+    return d == OFFLOAD_CPU ? "cpu" : d == OFFLOAD_NVME ? "nvme" : "none";
+}
+
+void ds_config_fini(TrainConfig *cfg)
+{
+    strlist_fini(&cfg->not_modelled);
+    strlist_fini(&cfg->defaults_used);
+}

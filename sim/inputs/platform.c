@@ -1,0 +1,335 @@
+/*
+ * platform.c - platform JSON -> Platform, fully validated (see platform.h).
+ *
+ * Our own format, so every object is checked for unknown keys and every number for range;
+ * the consistency rules (PCIe switches divide the node, NIC placement matches the NIC count)
+ * are checked here so that the engine can build a SimGrid platform without surprises.
+ */
+#include "platform.h"
+
+#include "jsonfile.h"
+#include "resolve.h"
+
+#include <float.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const top_keys[] = {"name", "description", "nodes", "gpus_per_node", "gpu",
+                                       "nvlink", "pcie", "cpu", "nvme", "nic", "fabric", NULL};
+static const char *const gpu_keys[] = {"model", "fp32_flops_per_s", "fp16_flops_per_s",
+                                       "bf16_flops_per_s", "gemm_efficiency", "hbm_bytes",
+                                       "hbm_bw_bytes_per_s", "source", NULL};
+static const char *const nvlink_keys[] = {"bw_bytes_per_s", "latency_s", "nvswitch", "source",
+                                          NULL};
+static const char *const pcie_keys[] = {"gpu_link", "gpus_per_switch", "nics_per_switch",
+                                        "switch_uplink", "source", NULL};
+static const char *const link_keys[] = {"bw_bytes_per_s", "latency_s", NULL};
+static const char *const cpu_keys[] = {"model", "cores", "dram_bytes", "dram_bw_bytes_per_s",
+                                       "adam_params_per_s_per_core", "source", NULL};
+static const char *const nvme_keys[] = {"drives", "capacity_bytes_per_drive",
+                                        "read_bw_bytes_per_s_per_drive",
+                                        "write_bw_bytes_per_s_per_drive", "source", NULL};
+static const char *const nic_keys[] = {"per_node", "bw_bytes_per_s", "latency_s", "source",
+                                       NULL};
+static const char *const fabric_keys[] = {"topology", "oversubscription", "latency_s", "source",
+                                          NULL};
+static const char *const topologies[] = {"fat_tree", "rail_optimized", NULL};
+
+#define MAX_COUNT (1u << 20)
+#define MAX_RATE 1e18     /* bytes/s or FLOP/s: three orders above any machine */
+#define MAX_LATENCY_S 1.0 /* a link slower than a second to first byte is a typo */
+
+/* Finds a required section object. */
+static const cJSON *section(const cJSON *root, const char *key, JsonAt at, bool required,
+                            const char *const *keys, Err *err)
+{
+    const cJSON *sec = cJSON_GetObjectItemCaseSensitive(root, key);
+    JsonAt sub = {at.file, key};
+    if (sec == NULL || cJSON_IsNull(sec)) {
+        if (required) {
+            err_set(err, "%s: %s: expected an object, got nothing (key missing)", at.file, key);
+        }
+        return NULL;
+    }
+    if (jsonfile_expect_object(sec, sub, err) || jsonfile_check_keys(sec, sub, keys, NULL, NULL,
+                                                                     err))
+        return NULL;
+    return sec;
+}
+
+static int need_double(const cJSON *obj, const char *key, JsonAt at, double min, double max,
+                       double *out, Err *err)
+{
+    char expected[96];
+    snprintf(expected, sizeof expected, "number in [%g, %g]", min, max);
+    return jsonfile_require(jsonfile_get_double(obj, key, at, min, max, out, err), key, at,
+                            expected, err);
+}
+
+static int need_u64(const cJSON *obj, const char *key, JsonAt at, uint64_t min, uint64_t max,
+                    uint64_t *out, Err *err)
+{
+    char expected[96];
+    snprintf(expected, sizeof expected, "integer in [%llu, %llu]", (unsigned long long)min,
+             (unsigned long long)max);
+    return jsonfile_require(jsonfile_get_u64(obj, key, at, min, max, out, err), key, at,
+                            expected, err);
+}
+
+static int read_link(const cJSON *obj, const char *key, JsonAt at, LinkSpec *out, Err *err)
+{
+    char path[64];
+    JsonAt sub = {at.file, jsonfile_key_path(at, key, path, sizeof path)};
+    const cJSON *link = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (link == NULL)
+        return err_set(err, "%s: %s: expected an object, got nothing (key missing)", at.file,
+                       path);
+    if (jsonfile_expect_object(link, sub, err) ||
+        jsonfile_check_keys(link, sub, link_keys, NULL, NULL, err))
+        return -1;
+    return need_double(link, "bw_bytes_per_s", sub, 1.0, MAX_RATE, &out->bw_bytes_per_s, err) ||
+                   need_double(link, "latency_s", sub, 0.0, MAX_LATENCY_S, &out->latency_s, err)
+               ? -1
+               : 0;
+}
+
+static int read_source(const cJSON *sec, JsonAt at, Err *err)
+{
+    char source[4096];
+    return jsonfile_get_string(sec, "source", at, source, sizeof source, err) < 0 ? -1 : 0;
+}
+
+static int read_gpu(const cJSON *root, JsonAt at, Platform *p, Err *err)
+{
+    const cJSON *g = section(root, "gpu", at, true, gpu_keys, err);
+    JsonAt s = {at.file, "gpu"};
+    if (g == NULL)
+        return -1;
+    if (jsonfile_require(jsonfile_get_string(g, "model", s, p->gpu.model, sizeof p->gpu.model,
+                                             err), "model", s, "a string", err) ||
+        need_double(g, "fp32_flops_per_s", s, 1e6, MAX_RATE, &p->gpu.fp32_flops_per_s, err) ||
+        need_double(g, "fp16_flops_per_s", s, 1e6, MAX_RATE, &p->gpu.fp16_flops_per_s, err) ||
+        jsonfile_get_double(g, "bf16_flops_per_s", s, 0.0, MAX_RATE, &p->gpu.bf16_flops_per_s,
+                            err) < 0 ||
+        need_double(g, "gemm_efficiency", s, 0.01, 1.0, &p->gpu.gemm_efficiency, err) ||
+        need_u64(g, "hbm_bytes", s, 1u << 20, UINT64_MAX / 4, &p->gpu.hbm_bytes, err) ||
+        need_double(g, "hbm_bw_bytes_per_s", s, 1e6, MAX_RATE, &p->gpu.hbm_bw_bytes_per_s,
+                    err) ||
+        read_source(g, s, err))
+        return -1;
+    return 0;
+}
+
+static int read_nvlink(const cJSON *root, JsonAt at, Platform *p, Err *err)
+{
+    Err probe = {0};
+    const cJSON *n = section(root, "nvlink", at, false, nvlink_keys, &probe);
+    if (probe.is_set)
+        return err_set(err, "%s", probe.msg);
+    p->has_nvlink = n != NULL;
+    if (n == NULL)
+        return 0;
+    JsonAt s = {at.file, "nvlink"};
+    return need_double(n, "bw_bytes_per_s", s, 1.0, MAX_RATE, &p->nvlink.bw_bytes_per_s, err) ||
+                   need_double(n, "latency_s", s, 0.0, MAX_LATENCY_S, &p->nvlink.latency_s,
+                               err) ||
+                   jsonfile_require(jsonfile_get_bool(n, "nvswitch", s, &p->has_nvswitch, err),
+                                    "nvswitch", s, "true or false", err) ||
+                   read_source(n, s, err)
+               ? -1
+               : 0;
+}
+
+static int read_pcie(const cJSON *root, JsonAt at, Platform *p, Err *err)
+{
+    const cJSON *c = section(root, "pcie", at, true, pcie_keys, err);
+    JsonAt s = {at.file, "pcie"};
+    if (c == NULL)
+        return -1;
+    return read_link(c, "gpu_link", s, &p->pcie.gpu_link, err) ||
+                   need_u64(c, "gpus_per_switch", s, 1, MAX_COUNT, &p->pcie.gpus_per_switch,
+                            err) ||
+                   need_u64(c, "nics_per_switch", s, 0, MAX_COUNT, &p->pcie.nics_per_switch,
+                            err) ||
+                   read_link(c, "switch_uplink", s, &p->pcie.switch_uplink, err) ||
+                   read_source(c, s, err)
+               ? -1
+               : 0;
+}
+
+static int read_cpu(const cJSON *root, JsonAt at, Platform *p, Err *err)
+{
+    const cJSON *c = section(root, "cpu", at, true, cpu_keys, err);
+    JsonAt s = {at.file, "cpu"};
+    if (c == NULL)
+        return -1;
+    return jsonfile_require(jsonfile_get_string(c, "model", s, p->cpu.model,
+                                                sizeof p->cpu.model, err), "model", s,
+                            "a string", err) ||
+                   need_u64(c, "cores", s, 1, MAX_COUNT, &p->cpu.cores, err) ||
+                   need_u64(c, "dram_bytes", s, 1u << 20, UINT64_MAX / 4, &p->cpu.dram_bytes,
+                            err) ||
+                   need_double(c, "dram_bw_bytes_per_s", s, 1e6, MAX_RATE,
+                               &p->cpu.dram_bw_bytes_per_s, err) ||
+                   need_double(c, "adam_params_per_s_per_core", s, 1.0, MAX_RATE,
+                               &p->cpu.adam_params_per_s_per_core, err) ||
+                   read_source(c, s, err)
+               ? -1
+               : 0;
+}
+
+static int read_nvme(const cJSON *root, JsonAt at, Platform *p, Err *err)
+{
+    Err probe = {0};
+    const cJSON *n = section(root, "nvme", at, false, nvme_keys, &probe);
+    if (probe.is_set)
+        return err_set(err, "%s", probe.msg);
+    if (n == NULL)
+        return 0;
+    JsonAt s = {at.file, "nvme"};
+    return need_u64(n, "drives", s, 0, MAX_COUNT, &p->nvme.n_drives, err) ||
+                   need_u64(n, "capacity_bytes_per_drive", s, 1u << 20, UINT64_MAX / 4096,
+                            &p->nvme.capacity_bytes_per_drive, err) ||
+                   need_double(n, "read_bw_bytes_per_s_per_drive", s, 1.0, MAX_RATE,
+                               &p->nvme.read_bw_bytes_per_s_per_drive, err) ||
+                   need_double(n, "write_bw_bytes_per_s_per_drive", s, 1.0, MAX_RATE,
+                               &p->nvme.write_bw_bytes_per_s_per_drive, err) ||
+                   read_source(n, s, err)
+               ? -1
+               : 0;
+}
+
+static int read_network(const cJSON *root, JsonAt at, Platform *p, Err *err)
+{
+    const cJSON *n = section(root, "nic", at, true, nic_keys, err);
+    JsonAt s = {at.file, "nic"};
+    if (n == NULL || need_u64(n, "per_node", s, 1, MAX_COUNT, &p->nic.per_node, err) ||
+        need_double(n, "bw_bytes_per_s", s, 1.0, MAX_RATE, &p->nic.link.bw_bytes_per_s, err) ||
+        need_double(n, "latency_s", s, 0.0, MAX_LATENCY_S, &p->nic.link.latency_s, err) ||
+        read_source(n, s, err))
+        return -1;
+    const cJSON *f = section(root, "fabric", at, true, fabric_keys, err);
+    JsonAt fs = {at.file, "fabric"};
+    int topology = 0;
+    if (f == NULL ||
+        jsonfile_require(jsonfile_get_enum(f, "topology", fs, topologies, &topology, err),
+                         "topology", fs, "one of \"fat_tree\", \"rail_optimized\"", err) ||
+        need_double(f, "oversubscription", fs, 1.0, 1024.0, &p->fabric.oversubscription, err) ||
+        need_double(f, "latency_s", fs, 0.0, MAX_LATENCY_S, &p->fabric.latency_s, err) ||
+        read_source(f, fs, err))
+        return -1;
+    p->fabric.topology = (FabricTopology)topology;
+    return 0;
+}
+
+/* Rules that tie sections together; messages name the key that breaks them. */
+static int check_consistency(const Platform *p, const char *file, Err *err)
+{
+    if (p->gpus_per_node % p->pcie.gpus_per_switch != 0)
+        return err_set(err, "%s: pcie.gpus_per_switch: expected a divisor of gpus_per_node = "
+                       "%llu, got %llu", file, (unsigned long long)p->gpus_per_node,
+                       (unsigned long long)p->pcie.gpus_per_switch);
+    uint64_t n_switches = p->gpus_per_node / p->pcie.gpus_per_switch;
+    if (p->pcie.nics_per_switch > 0 && p->pcie.nics_per_switch * n_switches != p->nic.per_node)
+        return err_set(err, "%s: pcie.nics_per_switch: expected nic.per_node / (gpus_per_node / "
+                       "gpus_per_switch) = %llu / %llu, got %llu", file,
+                       (unsigned long long)p->nic.per_node, (unsigned long long)n_switches,
+                       (unsigned long long)p->pcie.nics_per_switch);
+    if (p->gpu.bf16_flops_per_s > 0 && p->gpu.fp16_flops_per_s <= 0)
+        return err_set(err, "%s: gpu.fp16_flops_per_s: expected > 0, got 0", file);
+    return 0;
+}
+
+int platform_parse(Platform *out, const char *file, const char *text, size_t n_bytes, Err *err)
+{
+    memset(out, 0, sizeof *out);
+    cJSON *root = jsonfile_parse(file, text, n_bytes, err);
+    if (root == NULL)
+        return -1;
+    JsonAt at = {file, ""};
+    int rc = jsonfile_expect_object(root, at, err) ||
+             jsonfile_check_keys(root, at, top_keys, NULL, NULL, err) ||
+             jsonfile_require(jsonfile_get_string(root, "name", at, out->name, sizeof out->name,
+                                                  err), "name", at, "a string", err) ||
+             jsonfile_get_string(root, "description", at, out->description,
+                                 sizeof out->description, err) < 0 ||
+             need_u64(root, "nodes", at, 1, MAX_COUNT, &out->n_nodes, err) ||
+             need_u64(root, "gpus_per_node", at, 1, 1024, &out->gpus_per_node, err) ||
+             read_gpu(root, at, out, err) || read_nvlink(root, at, out, err) ||
+             read_pcie(root, at, out, err) || read_cpu(root, at, out, err) ||
+             read_nvme(root, at, out, err) || read_network(root, at, out, err) ||
+             check_consistency(out, file, err);
+    cJSON_Delete(root);
+    return rc ? -1 : 0;
+}
+
+int platform_load(Platform *out, const char *name_or_path, const char *data_dir, Err *err)
+{
+    char path[1024];
+    size_t n = 0;
+    memset(out, 0, sizeof *out);
+    char *text = resolve_read(name_or_path, data_dir, "platforms", "platform", path,
+                              sizeof path, &n, err);
+    if (text == NULL)
+        return -1;
+    int rc = platform_parse(out, path, text, n, err);
+    free(text);
+    return rc;
+}
+
+int platform_resize(Platform *p, uint64_t gpus, uint64_t nodes, Err *err)
+{
+    if (nodes > MAX_COUNT || gpus > MAX_COUNT)
+        return err_set(err, "--gpus/--nodes: expected at most %u, got %llu", MAX_COUNT,
+                       (unsigned long long)(gpus > nodes ? gpus : nodes));
+    if (gpus > 0 && nodes > 0) {
+        if (gpus % nodes != 0 || gpus / nodes > p->gpus_per_node)
+            return err_set(err, "--gpus %llu --nodes %llu: expected GPUs per node to be a whole "
+                           "number of at most %llu (platform %s), got %g",
+                           (unsigned long long)gpus, (unsigned long long)nodes,
+                           (unsigned long long)p->gpus_per_node, p->name,
+                           (double)gpus / (double)nodes);
+        if (gpus / nodes < p->gpus_per_node && nodes > 1)
+            return err_set(err, "--gpus %llu --nodes %llu: expected full nodes of %llu GPUs "
+                           "when using several nodes, got %llu per node",
+                           (unsigned long long)gpus, (unsigned long long)nodes,
+                           (unsigned long long)p->gpus_per_node,
+                           (unsigned long long)(gpus / nodes));
+    }
+    if (gpus > 0) {
+        if (gpus < p->gpus_per_node) {
+            if (p->gpus_per_node % gpus != 0)
+                return err_set(err, "--gpus %llu: expected a divisor of %llu GPUs per node "
+                               "(platform %s) for a partial node, got %llu",
+                               (unsigned long long)gpus, (unsigned long long)p->gpus_per_node,
+                               p->name, (unsigned long long)gpus);
+            /* A partial node keeps the first GPUs, their PCIe switches and those NICs. */
+            if (gpus < p->pcie.gpus_per_switch)
+                p->pcie.gpus_per_switch = gpus;
+            if (p->pcie.nics_per_switch > 0)
+                p->nic.per_node = p->pcie.nics_per_switch * (gpus / p->pcie.gpus_per_switch);
+            p->gpus_per_node = gpus;
+            p->n_nodes = 1;
+        } else {
+            if (gpus % p->gpus_per_node != 0)
+                return err_set(err, "--gpus %llu: expected a multiple of %llu GPUs per node "
+                               "(platform %s) or fewer than one node, got %llu",
+                               (unsigned long long)gpus, (unsigned long long)p->gpus_per_node,
+                               p->name, (unsigned long long)gpus);
+            p->n_nodes = gpus / p->gpus_per_node;
+        }
+    } else if (nodes > 0) {
+        p->n_nodes = nodes;
+    }
+    return 0;
+}
+
+double platform_peak_flops_per_s(const Platform *p, Precision precision)
+{
+    if (precision == PRECISION_FP32)
+        return p->gpu.fp32_flops_per_s;
+    if (precision == PRECISION_BF16 && p->gpu.bf16_flops_per_s > 0)
+        return p->gpu.bf16_flops_per_s;
+    return p->gpu.fp16_flops_per_s;
+}

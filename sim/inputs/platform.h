@@ -1,0 +1,97 @@
+/*
+ * platform.h - a GPU cluster described in zerosim's platform JSON (platforms/<name>.json).
+ *
+ * The record holds what the engine and the analytic model need: GPUs (peak FLOP/s, HBM size
+ * and bandwidth), NVLink/NVSwitch, the PCIe tree (GPUs and NICs sharing a switch and its
+ * uplink), the host CPU (cores, DRAM, optimizer rate), NVMe drives, NICs and the fabric. Every
+ * number is in base units (bytes, seconds, per second) with the unit in the key. This is our
+ * own format: unknown keys are errors. The file is validated completely here, so that the
+ * engine never hands SimGrid something it would throw on.
+ */
+#ifndef ZEROSIM_INPUTS_PLATFORM_H
+#define ZEROSIM_INPUTS_PLATFORM_H
+
+#include "../common/err.h"
+#include "ds_config.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct LinkSpec {
+    double bw_bytes_per_s; /* per direction */
+    double latency_s;
+} LinkSpec;
+
+typedef enum FabricTopology { FABRIC_FAT_TREE, FABRIC_RAIL_OPTIMIZED } FabricTopology;
+
+typedef struct Platform {
+    char name[64];
+    char description[256];
+    uint64_t n_nodes;
+    uint64_t gpus_per_node;
+
+    struct {
+        char model[64];
+        double fp32_flops_per_s;  /* dense peak */
+        double fp16_flops_per_s;  /* dense tensor-core peak */
+        double bf16_flops_per_s;  /* dense tensor-core peak; 0 when unsupported (V100) */
+        double gemm_efficiency;   /* achieved / peak for large GEMMs, before calibration */
+        uint64_t hbm_bytes;
+        double hbm_bw_bytes_per_s;
+    } gpu;
+
+    bool has_nvlink;   /* false: GPUs talk over PCIe through the host */
+    bool has_nvswitch; /* all-to-all at full port bandwidth; false: direct links */
+    LinkSpec nvlink;   /* per GPU, aggregated over its links */
+
+    struct {
+        LinkSpec gpu_link;      /* each GPU's own lanes */
+        uint64_t gpus_per_switch;
+        uint64_t nics_per_switch;
+        LinkSpec switch_uplink; /* switch to CPU root complex */
+    } pcie;
+
+    struct {
+        char model[64];
+        uint64_t cores; /* per node, all sockets */
+        uint64_t dram_bytes;
+        double dram_bw_bytes_per_s;
+        double adam_params_per_s_per_core; /* fused CPU Adam update rate */
+    } cpu;
+
+    struct {
+        uint64_t n_drives; /* per node; 0 = none */
+        uint64_t capacity_bytes_per_drive;
+        double read_bw_bytes_per_s_per_drive;
+        double write_bw_bytes_per_s_per_drive;
+    } nvme;
+
+    struct {
+        uint64_t per_node;
+        LinkSpec link;
+    } nic;
+
+    struct {
+        FabricTopology topology;
+        double oversubscription; /* >= 1; 1 = full bisection */
+        double latency_s;        /* switch traversal, added to NIC latency */
+    } fabric;
+} Platform;
+
+/* Parses platform JSON text; `file` names it in messages. */
+int platform_parse(Platform *out, const char *file, const char *text, size_t n_bytes, Err *err);
+
+/* Loads a path, or resolves a name in <data_dir>/platforms/. */
+int platform_load(Platform *out, const char *name_or_path, const char *data_dir, Err *err);
+
+/* Resizes to `gpus` GPUs and/or `nodes` nodes (0 = keep). Fewer GPUs than a node holds gives
+ * one partial node; more must be a multiple of gpus_per_node. */
+int platform_resize(Platform *p, uint64_t gpus, uint64_t nodes, Err *err);
+
+static inline uint64_t platform_n_gpus(const Platform *p) { return p->n_nodes * p->gpus_per_node; }
+
+/* Dense peak for the training precision's GEMMs (bf16 falls back to fp16 when absent). */
+double platform_peak_flops_per_s(const Platform *p, Precision precision);
+
+#endif

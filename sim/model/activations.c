@@ -1,0 +1,48 @@
+/*
+ * activations.c - per-layer activation bytes after Korthikanti et al. 2022 (see
+ * activations.h).
+ *
+ * Per token (multiply by s b), with e bytes per element and 1-byte dropout masks:
+ *   attention: LN output (QKV input) e h, Q e (a d), K and V e (kv d) each, output-projection
+ *              input e (a d), dropout mask h; scores: softmax output e a s, its dropout mask
+ *              a s, dropout output e a s  ->  for MHA, e = 2: 11 h + 5 a s
+ *   MLP:       input e h, up output e f, activation output e f, dropout mask h -> 19 h at f=4h;
+ *              gated: input e h, gate, up, act(gate) and product e f each, mask h
+ *   norms:     the two LayerNorm inputs, 2 e h                                   -> 4 h
+ * which sums to the paper's 34 h + 5 a s for GPT. The output layer keeps the final norm input
+ * and the logits' input (2 e h) and fp32 logits for the loss (4 V), section 4.3.
+ */
+#include "activations.h"
+
+void activations_bytes(const ModelConfig *cfg, const RunSetup *setup, ActivationBytes *out)
+{
+    const uint64_t e = setup->act_bytes;
+    const uint64_t h = cfg->hidden, f = cfg->ffn_hidden, s = setup->seq_len;
+    const uint64_t q_dim = cfg->n_heads * cfg->head_dim;
+    const uint64_t kv_dim = cfg->n_kv_heads * cfg->head_dim;
+    const uint64_t tokens = s * setup->micro_batch;
+
+    uint64_t attn = e * h + e * q_dim + 2 * e * kv_dim + e * q_dim + h;
+    uint64_t mlp = cfg->is_gated_mlp ? e * h + 4 * e * f + h : e * h + 2 * e * f + h;
+    uint64_t norms = 2 * e * h;
+    uint64_t linear_part = tokens * (attn + mlp + norms);
+
+    /* The s x s scores, per head: softmax output, dropout mask, dropout output. */
+    uint64_t scores = tokens * cfg->n_heads * s * (2 * e + 1);
+    /* Flash attention keeps one fp32 log-sum-exp per head and row instead. */
+    uint64_t lse = tokens * cfg->n_heads * 4;
+    uint64_t core = setup->is_flash_attention ? lse : scores;
+
+    out->attn_scores = setup->is_flash_attention ? 0 : scores;
+    out->layer_full = linear_part + core;
+    out->layer_stored = setup->recompute == RECOMPUTE_NONE ? out->layer_full
+                        : setup->is_flash_attention        ? out->layer_full
+                                                           : linear_part;
+    out->output_layer = tokens * (2 * e * h + 4 * cfg->vocab);
+    out->checkpoints = setup->recompute == RECOMPUTE_FULL ? cfg->n_layers * tokens * e * h : 0;
+
+    if (setup->recompute == RECOMPUTE_FULL)
+        out->peak = out->checkpoints + out->layer_full + out->output_layer;
+    else
+        out->peak = cfg->n_layers * out->layer_stored + out->output_layer;
+}

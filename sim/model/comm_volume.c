@@ -1,0 +1,40 @@
+/*
+ * comm_volume.c - per-rank collective bytes by ZeRO stage (see comm_volume.h).
+ */
+#include "comm_volume.h"
+
+/* Bytes a rank sends in a ring all-gather or reduce-scatter of `bytes`: (N-1)/N of it. */
+static uint64_t ring_share(uint64_t bytes, uint64_t n)
+{
+    return (uint64_t)((double)bytes * (double)(n - 1) / (double)n + 0.5);
+}
+
+void comm_volume(const TrainConfig *cfg, const ModelParams *params, const ZeroMemory *mem,
+                 uint64_t n_gpus, uint64_t grad_accum, CommVolume *out)
+{
+    *out = (CommVolume){0};
+    const uint64_t psi = params->total;
+    const uint64_t grads = psi * mem->grad_bytes;
+    const uint64_t weights = psi * mem->param_bytes;
+    switch (cfg->zero.stage) {
+    case 0:
+        out->all_reduce = 2 * ring_share(grads, n_gpus);
+        break;
+    case 1:
+        out->reduce_scatter = ring_share(grads, n_gpus);
+        out->all_gather = ring_share(weights, n_gpus);
+        break;
+    case 2:
+        out->reduce_scatter = grad_accum * ring_share(grads, n_gpus);
+        out->all_gather = ring_share(weights, n_gpus);
+        break;
+    default: {
+        uint64_t gathered = (psi - mem->persistent_elems) * mem->param_bytes;
+        out->all_gather = grad_accum * 2 * ring_share(gathered, n_gpus);
+        out->reduce_scatter = grad_accum * ring_share(grads, n_gpus);
+        break;
+    }
+    }
+    out->total = out->all_reduce + out->all_gather + out->reduce_scatter;
+    out->total_in_psi = psi ? (double)out->total / ((double)psi * mem->param_bytes) : 0.0;
+}

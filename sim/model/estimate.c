@@ -1,0 +1,78 @@
+/*
+ * estimate.c - one analytic estimate from the model/ pieces (see estimate.h).
+ */
+#include "estimate.h"
+
+#include <string.h>
+
+int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform *platform,
+                   const EstimateOptions *opts, Estimate *out, Err *err)
+{
+    memset(out, 0, sizeof *out);
+    const uint64_t n_gpus = platform_n_gpus(platform);
+    BatchPlan batch;
+    if (ds_config_resolve_batch(train, n_gpus, &batch, err))
+        return -1;
+
+    RunSetup *setup = &out->setup;
+    setup->seq_len = opts->seq_len ? opts->seq_len : model->max_seq;
+    setup->micro_batch = batch.micro_batch;
+    setup->grad_accum = batch.grad_accum;
+    setup->global_batch = batch.global_batch;
+    setup->n_gpus = n_gpus;
+    setup->recompute = opts->recompute;
+    setup->is_flash_attention = opts->is_flash_attention;
+    setup->act_bytes = ds_config_param_bytes(train);
+
+    params_count(model, &out->params);
+    flops_step(model, &out->params, setup, &out->flops);
+    activations_bytes(model, setup, &out->act);
+    zero_memory(train, &out->params, model->n_layers, n_gpus, &out->mem);
+    comm_volume(train, &out->params, &out->mem, n_gpus, batch.grad_accum, &out->comm);
+    out->paper_model_states_bytes = zero_memory_paper_bytes(train->zero.stage,
+                                                            (double)out->params.total,
+                                                            (double)n_gpus);
+
+    const ZeroConfig *z = &train->zero;
+    const bool opt_offload = z->offload_optimizer.device != OFFLOAD_NONE;
+    const bool param_offload = z->offload_param.device != OFFLOAD_NONE;
+    if (z->stage == 1 || z->stage == 2) {
+        out->has_ds_estimate = true;
+        out->ds_estimate = ds_estimator_zero2(out->params.total, platform->gpus_per_node,
+                                              platform->n_nodes, opt_offload,
+                                              DS_ESTIMATOR_BUFFER_FACTOR);
+    } else if (z->stage == 3) {
+        out->has_ds_estimate = true;
+        out->ds_estimate = ds_estimator_zero3(out->params.total, out->params.largest_module,
+                                              platform->gpus_per_node, platform->n_nodes,
+                                              opt_offload, param_offload, true,
+                                              DS_ESTIMATOR_BUFFER_FACTOR);
+    }
+
+    /* DeepSpeed's cpu_checkpointing moves the full-recompute checkpoints to host memory. */
+    uint64_t cpu_act = 0;
+    out->gpu_activations = out->act.peak;
+    if (train->cpu_checkpointing && setup->recompute == RECOMPUTE_FULL) {
+        out->gpu_activations -= out->act.checkpoints;
+        cpu_act = out->act.checkpoints;
+    }
+
+    const ZeroMemory *m = &out->mem;
+    const uint64_t gpn = platform->gpus_per_node;
+    out->gpu_peak = m->gpu_model_states + m->gpu_buffers + out->gpu_activations;
+    out->cpu_peak = gpn * (m->cpu_params + m->cpu_grads + m->cpu_optimizer + m->cpu_buffers +
+                           cpu_act);
+    out->nvme_peak = gpn * (m->nvme_params + m->nvme_optimizer);
+    out->gpu_capacity = platform->gpu.hbm_bytes;
+    out->cpu_capacity = platform->cpu.dram_bytes;
+    out->nvme_capacity = platform->nvme.n_drives * platform->nvme.capacity_bytes_per_drive;
+    out->fits_gpu = out->gpu_peak <= out->gpu_capacity;
+    out->fits_cpu = out->cpu_peak <= out->cpu_capacity;
+    out->fits_nvme = out->nvme_peak <= out->nvme_capacity;
+    out->fits = out->fits_gpu && out->fits_cpu && out->fits_nvme;
+
+    double rate = platform_peak_flops_per_s(platform, train->precision) *
+                  platform->gpu.gemm_efficiency * (double)n_gpus;
+    out->compute_bound_step_s = out->flops.hardware / rate;
+    return 0;
+}

@@ -1,0 +1,53 @@
+/*
+ * estimate.h - the analytic answer for one model, config and cluster: `zerosim estimate`.
+ *
+ * Composes the model/ modules into one record: parameters, FLOPs, activations, model-state
+ * placement, communication volume, DeepSpeed's estimator, and whether each memory fits. The
+ * simulation reuses the same pieces; on idealised configs its bytes must equal these.
+ */
+#ifndef ZEROSIM_MODEL_ESTIMATE_H
+#define ZEROSIM_MODEL_ESTIMATE_H
+
+#include "../inputs/ds_config.h"
+#include "../inputs/model_config.h"
+#include "../inputs/platform.h"
+#include "activations.h"
+#include "comm_volume.h"
+#include "ds_estimator.h"
+#include "flops.h"
+#include "params.h"
+#include "setup.h"
+#include "zero_memory.h"
+
+typedef struct EstimateOptions {
+    uint64_t seq_len;        /* 0: the model's context length */
+    Recompute recompute;
+    bool is_flash_attention;
+} EstimateOptions;
+
+typedef struct Estimate {
+    ModelParams params;
+    RunSetup setup;
+    StepFlops flops;
+    ActivationBytes act;
+    ZeroMemory mem;
+    CommVolume comm;
+    bool has_ds_estimate; /* stages 1-3 */
+    DsEstimate ds_estimate;
+    double paper_model_states_bytes; /* the 16 Psi family at this N (mixed-precision Adam) */
+
+    uint64_t gpu_activations; /* activation peak held on the GPU */
+    uint64_t gpu_peak;        /* model states + activations + buffers, per GPU */
+    uint64_t cpu_peak;        /* per node */
+    uint64_t nvme_peak;       /* per node */
+    uint64_t gpu_capacity, cpu_capacity, nvme_capacity;
+    bool fits_gpu, fits_cpu, fits_nvme, fits;
+    double compute_bound_step_s; /* hardware FLOPs at gemm_efficiency x peak on every GPU */
+} Estimate;
+
+/* Builds the estimate. Resolves the batch against the platform's GPU count, appending the
+ * defaults it applies to train->defaults_used. Fails on an inconsistent batch. */
+int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform *platform,
+                   const EstimateOptions *opts, Estimate *out, Err *err);
+
+#endif

@@ -1,0 +1,41 @@
+/*
+ * flops.c - hardware, model and Megatron-formula FLOPs of a step (see flops.h).
+ */
+#include "flops.h"
+
+double flops_megatron_formula(double batch, double seq, double layers, double hidden,
+                              double vocab, bool full_recompute)
+{
+    double base = batch * seq * layers * hidden * hidden;
+    if (full_recompute)
+        return 96.0 * base * (1.0 + seq / (6.0 * hidden) + vocab / (16.0 * layers * hidden));
+    return 72.0 * base * (1.0 + seq / (6.0 * hidden) + vocab / (12.0 * layers * hidden));
+}
+
+void flops_step(const ModelConfig *cfg, const ModelParams *params, const RunSetup *setup,
+                StepFlops *out)
+{
+    const double s = (double)setup->seq_len;
+    const double tokens = (double)setup->global_batch * s;
+    const double L = (double)cfg->n_layers;
+    const double q_dim = (double)(cfg->n_heads * cfg->head_dim);
+
+    out->attn_core_per_token = 4.0 * s * q_dim; /* QK^T: 2 s (a d); AV: 2 s (a d) */
+    out->layer_fwd_per_token = 2.0 * (double)params->gemm_per_layer + out->attn_core_per_token;
+    out->logits_fwd_per_token = 2.0 * (double)cfg->hidden * (double)cfg->vocab;
+
+    /* Forward once, backward twice the forward; recomputation re-runs forward work. */
+    double layer_passes = 3.0;
+    double recompute_per_token = 0.0;
+    if (setup->recompute == RECOMPUTE_FULL)
+        layer_passes = 4.0;
+    else if (setup->recompute == RECOMPUTE_SELECTIVE)
+        recompute_per_token = L * out->attn_core_per_token;
+    out->hardware = tokens * (L * out->layer_fwd_per_token * layer_passes + recompute_per_token +
+                              3.0 * out->logits_fwd_per_token);
+    /* PaLM (Chowdhery et al. 2022) appendix B: 6 N + 12 L (a d) s per token. */
+    out->model = tokens * (6.0 * (double)params->total + 12.0 * L * q_dim * s);
+    out->megatron = flops_megatron_formula((double)setup->global_batch, s, L,
+                                           (double)cfg->hidden, (double)cfg->vocab,
+                                           setup->recompute == RECOMPUTE_FULL);
+}

@@ -1,0 +1,47 @@
+/*
+ * params.h - parameter counts of a transformer, module by module.
+ *
+ * A layer is listed as its modules (norms, attention projections, MLP projections), each with
+ * a weight and an optional bias, as PyTorch would hold them; totals, the largest single module
+ * (DeepSpeed's "largest layer" in its ZeRO-3 estimator) and the parameters small enough to stay
+ * resident under ZeRO-3's persistence threshold all derive from that list.
+ */
+#ifndef ZEROSIM_MODEL_PARAMS_H
+#define ZEROSIM_MODEL_PARAMS_H
+
+#include "../inputs/model_config.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PARAMS_MAX_MODULES 12
+
+typedef struct ParamModule {
+    const char *name;
+    uint64_t weight;  /* elements */
+    uint64_t bias;    /* elements; 0 when absent */
+    bool is_gemm;     /* the weight is a GEMM operand (2 FLOPs per element per token) */
+} ParamModule;
+
+typedef struct ModelParams {
+    ParamModule layer[PARAMS_MAX_MODULES]; /* one transformer layer */
+    size_t n_layer_modules;
+    uint64_t per_layer;       /* all parameters of one layer */
+    uint64_t gemm_per_layer;  /* weights of one layer that enter GEMMs */
+    uint64_t embedding;       /* V x h token embedding */
+    uint64_t position;        /* learned position table; 0 for rotary/ALiBi */
+    uint64_t final_norm;
+    uint64_t lm_head;         /* untied output projection; 0 when tied */
+    uint64_t total;           /* Psi */
+    uint64_t largest_module;  /* biggest single module (weight + bias) */
+} ModelParams;
+
+/* Counts the parameters of cfg. */
+void params_count(const ModelConfig *cfg, ModelParams *out);
+
+/* Elements held in tensors of fewer than `threshold` elements (ZeRO-3 keeps these resident
+ * on every GPU; DeepSpeed's stage3_param_persistence_threshold). */
+uint64_t params_persistent(const ModelParams *p, uint64_t n_layers, uint64_t threshold);
+
+#endif

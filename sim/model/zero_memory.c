@@ -1,0 +1,100 @@
+/*
+ * zero_memory.c - model-state bytes per GPU, CPU and NVMe by ZeRO stage (see zero_memory.h).
+ */
+#include "zero_memory.h"
+
+static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+double zero_memory_paper_bytes(int stage, double psi, double n)
+{
+    switch (stage) {
+    case 0: return 16.0 * psi;
+    case 1: return 4.0 * psi + 12.0 * psi / n;
+    case 2: return 2.0 * psi + 14.0 * psi / n;
+    default: return 16.0 * psi / n;
+    }
+}
+
+/* Buffers DeepSpeed allocates on the GPU beside the model states. */
+static uint64_t gpu_buffers(const ZeroConfig *z, const ModelParams *params, uint64_t psi,
+                            uint64_t persistent, unsigned param_bytes, unsigned grad_bytes,
+                            uint64_t n_gpus)
+{
+    uint64_t bucket = min_u64(z->reduce_bucket_size, psi) * grad_bytes;
+    if (z->stage < 3) {
+        /* Stage 0-2: the contiguous gradient (ipg) buffer; two alternate with overlap_comm
+         * (stage_1_and_2.py). A single GPU reduces nothing. */
+        if (n_gpus == 1)
+            return 0;
+        return (z->overlap_comm ? 2 : 1) * bucket;
+    }
+    /* Stage 3: the largest unit being computed (a layer, or the embedding or output
+     * projection when larger) plus the prefetch window, bounded by
+     * stage3_max_live_parameters, all 16-bit; and the gradient bucket being reduced. */
+    uint64_t unit = params->per_layer;
+    if (params->embedding > unit)
+        unit = params->embedding;
+    if (params->lm_head > unit)
+        unit = params->lm_head;
+    uint64_t live = min_u64(unit + z->prefetch_bucket_size, z->max_live_parameters);
+    live = min_u64(live, psi);
+    /* Persistent parameters stay gathered beside their partition (DeepSpeed keeps both). */
+    return (live + persistent) * param_bytes + (n_gpus > 1 ? bucket : 0);
+}
+
+void zero_memory(const TrainConfig *cfg, const ModelParams *params, uint64_t n_layers,
+                 uint64_t n_gpus, ZeroMemory *out)
+{
+    *out = (ZeroMemory){0};
+    const ZeroConfig *z = &cfg->zero;
+    const uint64_t psi = params->total;
+    const bool mixed = cfg->precision != PRECISION_FP32;
+    const uint64_t part = (psi + n_gpus - 1) / n_gpus;
+
+    out->partition_elems = part;
+    out->param_bytes = mixed ? 2 : 4;
+    out->grad_bytes = mixed ? 2 : 4;
+    out->optimizer_bytes = (mixed ? 4 : 0) + 4u * (unsigned)cfg->optimizer_n_states;
+
+    const uint64_t p = out->param_bytes, g = out->grad_bytes, k = out->optimizer_bytes;
+    out->gpu_params = z->stage >= 3 ? p * part : p * psi;
+    out->gpu_grads = z->stage >= 2 ? g * part : g * psi;
+    out->gpu_optimizer = z->stage >= 1 ? k * part : k * psi;
+
+    if (z->stage == 3)
+        out->persistent_elems = params_persistent(params, n_layers,
+                                                  z->param_persistence_threshold);
+
+    const OffloadConfig *oo = &z->offload_optimizer;
+    if (oo->device != OFFLOAD_NONE) {
+        /* ratio < 1 (partial offload) keeps the rest of the optimizer on the GPU. */
+        uint64_t offloaded = (uint64_t)((double)part * oo->ratio + 0.5);
+        uint64_t kept = part - offloaded;
+        out->gpu_optimizer = k * kept;
+        /* The fp32 gradient partition lives beside the optimizer on the host; the GPU keeps
+         * only the reduction buckets (stage 2/3; stage 1 keeps its full 16-bit gradients). */
+        out->cpu_grads = 4 * offloaded;
+        if (z->stage >= 2)
+            out->gpu_grads = g * kept;
+        if (oo->device == OFFLOAD_CPU) {
+            out->cpu_optimizer = k * offloaded;
+        } else {
+            out->nvme_optimizer = k * offloaded;
+            /* Pinned swap buffers: buffer_count sub-groups of fp32 state in flight. */
+            uint64_t sub_group = min_u64(z->sub_group_size, part);
+            out->cpu_buffers += oo->buffer_count * sub_group * k;
+        }
+    }
+    const OffloadConfig *op = &z->offload_param;
+    if (op->device != OFFLOAD_NONE) {
+        out->gpu_params = 0;
+        if (op->device == OFFLOAD_CPU) {
+            out->cpu_params = p * part;
+        } else {
+            out->nvme_params = p * part;
+            out->cpu_buffers += op->buffer_count * op->buffer_size * p;
+        }
+    }
+    out->gpu_model_states = out->gpu_params + out->gpu_grads + out->gpu_optimizer;
+    out->gpu_buffers = gpu_buffers(z, params, psi, out->persistent_elems, out->param_bytes, out->grad_bytes, n_gpus);
+}

@@ -1,0 +1,54 @@
+/*
+ * zero_memory.h - where model states live under DDP and ZeRO-1/2/3, with offload.
+ *
+ * The ZeRO paper's accounting (Rajbhandari et al. 2020, sec. 5, Table 1): with mixed-precision
+ * Adam a parameter costs 2 bytes (16-bit weight) + 2 (16-bit gradient) + K = 12 (fp32 master
+ * weight, momentum, variance), so a GPU holds 16 Psi under DDP, 4 Psi + 12 Psi/N under ZeRO-1,
+ * 2 Psi + 14 Psi/N under ZeRO-2 and 16 Psi/N under ZeRO-3. Partitions are ceil(Psi/N) elements,
+ * as DeepSpeed pads them. fp32 training (4 + 4 + 4 x states) and other optimizers follow the
+ * same split. ZeRO-3 keeps parameters under the persistence threshold gathered on every GPU;
+ * that full copy sits beside the partition and is counted with the buffers. Offload moves
+ * the optimizer partition (and the fp32 gradient partition DeepSpeed keeps beside it) to CPU
+ * or NVMe, and ZeRO-3 parameters to CPU or NVMe. Communication and gather buffers are counted
+ * separately, from DeepSpeed's bucket settings.
+ */
+#ifndef ZEROSIM_MODEL_ZERO_MEMORY_H
+#define ZEROSIM_MODEL_ZERO_MEMORY_H
+
+#include "../inputs/ds_config.h"
+#include "params.h"
+
+#include <stdint.h>
+
+/* Bytes per GPU (gpu_*) and per GPU's share of host memory and NVMe (cpu_*, nvme_*). */
+typedef struct ZeroMemory {
+    uint64_t partition_elems;      /* ceil(Psi / N) */
+    uint64_t persistent_elems;     /* ZeRO-3 resident parameters */
+    unsigned param_bytes;          /* per element: 2 mixed precision, 4 fp32 */
+    unsigned grad_bytes;
+    unsigned optimizer_bytes;      /* fp32 master (mixed precision only) + 4 x states */
+
+    uint64_t gpu_params;
+    uint64_t gpu_grads;
+    uint64_t gpu_optimizer;
+    uint64_t gpu_model_states;     /* the sum of the three above */
+    uint64_t gpu_buffers;          /* gradient buckets, gathered and persistent ZeRO-3 params */
+
+    uint64_t cpu_params;           /* offloaded 16-bit parameter partition */
+    uint64_t cpu_grads;            /* fp32 gradient partition beside an offloaded optimizer */
+    uint64_t cpu_optimizer;
+    uint64_t cpu_buffers;          /* pinned staging for NVMe swaps */
+    uint64_t nvme_params;
+    uint64_t nvme_optimizer;
+} ZeroMemory;
+
+/* Model-state placement for `n_gpus` data-parallel ranks. `largest_layer_elems` is the biggest
+ * gathered unit of ZeRO-3 (one transformer layer). */
+void zero_memory(const TrainConfig *cfg, const ModelParams *params, uint64_t n_layers,
+                 uint64_t n_gpus, ZeroMemory *out);
+
+/* The paper's closed forms for K = 12 mixed precision, in bytes, for tests and the report:
+ * stage 0 16 Psi, 1: 4 Psi + 12 Psi/N, 2: 2 Psi + 14 Psi/N, 3: 16 Psi/N. */
+double zero_memory_paper_bytes(int stage, double psi, double n_gpus);
+
+#endif

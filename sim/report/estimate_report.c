@@ -1,0 +1,247 @@
+/*
+ * estimate_report.c - text table and JSON for `zerosim estimate` (see estimate_report.h).
+ */
+#include "estimate_report.h"
+
+#include "json_writer.h"
+
+#include "../common/units.h"
+
+static double gib(uint64_t bytes) { return (double)bytes / UNITS_GIB; }
+
+static const char *stage_name(const TrainConfig *t)
+{
+    static const char *const names[] = {"DDP (ZeRO-0)", "ZeRO-1", "ZeRO-2", "ZeRO-3"};
+    return names[t->zero.stage];
+}
+
+static const char *fits_word(bool fits) { return fits ? "fits" : "DOES NOT FIT"; }
+
+void estimate_report_text(FILE *out, const EstimateReport *r)
+{
+    const ModelConfig *m = r->model;
+    const TrainConfig *t = r->train;
+    const Platform *p = r->platform;
+    const Estimate *e = r->estimate;
+    const ZeroMemory *mem = &e->mem;
+    const RunSetup *s = &e->setup;
+
+    fprintf(out, "zerosim estimate: %s with %s on %s\n\n", m->name, stage_name(t), p->name);
+    fprintf(out, "model        %.3f B parameters: %llu layers, hidden %llu, %llu heads (%llu kv), "
+            "ffn %llu, vocab %llu\n", (double)e->params.total / 1e9,
+            (unsigned long long)m->n_layers, (unsigned long long)m->hidden,
+            (unsigned long long)m->n_heads, (unsigned long long)m->n_kv_heads,
+            (unsigned long long)m->ffn_hidden, (unsigned long long)m->vocab);
+    fprintf(out, "cluster      %llu x %s (%llu node%s x %llu), %.0f GiB HBM each\n",
+            (unsigned long long)platform_n_gpus(p), p->gpu.model, (unsigned long long)p->n_nodes,
+            p->n_nodes == 1 ? "" : "s", (unsigned long long)p->gpus_per_node,
+            gib(p->gpu.hbm_bytes));
+    fprintf(out, "training     %s, %s, optimizer %s; batch %llu = micro %llu x accumulation %llu x "
+            "%llu GPUs; sequence %llu; recompute %s; flash attention %s\n",
+            stage_name(t), ds_config_precision_name(t->precision), t->optimizer,
+            (unsigned long long)s->global_batch, (unsigned long long)s->micro_batch,
+            (unsigned long long)s->grad_accum, (unsigned long long)s->n_gpus,
+            (unsigned long long)s->seq_len, setup_recompute_name(s->recompute),
+            s->is_flash_attention ? "on" : "off");
+    if (t->zero.offload_optimizer.device != OFFLOAD_NONE ||
+        t->zero.offload_param.device != OFFLOAD_NONE)
+        fprintf(out, "offload      optimizer -> %s, parameters -> %s\n",
+                ds_config_offload_name(t->zero.offload_optimizer.device),
+                ds_config_offload_name(t->zero.offload_param.device));
+
+    fprintf(out, "\nmemory per GPU                               GiB\n");
+    fprintf(out, "  parameters (%u B/elem)                %9.2f\n", mem->param_bytes,
+            gib(mem->gpu_params));
+    fprintf(out, "  gradients (%u B/elem)                 %9.2f\n", mem->grad_bytes,
+            gib(mem->gpu_grads));
+    fprintf(out, "  optimizer states (%2u B/elem)          %9.2f\n", mem->optimizer_bytes,
+            gib(mem->gpu_optimizer));
+    fprintf(out, "  = model states                        %9.2f   (paper formula: %.2f)\n",
+            gib(mem->gpu_model_states), e->paper_model_states_bytes / UNITS_GIB);
+    fprintf(out, "  activations (micro-batch peak)        %9.2f\n", gib(e->gpu_activations));
+    fprintf(out, "  buffers (buckets, gathered params)    %9.2f\n", gib(mem->gpu_buffers));
+    fprintf(out, "  = peak                                %9.2f   of %.2f: %s\n",
+            gib(e->gpu_peak), gib(e->gpu_capacity), fits_word(e->fits_gpu));
+    fprintf(out, "host memory per node                    %9.2f   of %.2f: %s\n",
+            gib(e->cpu_peak), gib(e->cpu_capacity), fits_word(e->fits_cpu));
+    if (e->nvme_peak > 0 || e->nvme_capacity > 0)
+        fprintf(out, "NVMe per node                           %9.2f   of %.2f: %s\n",
+                gib(e->nvme_peak), gib(e->nvme_capacity), fits_word(e->fits_nvme));
+    if (e->has_ds_estimate)
+        fprintf(out, "DeepSpeed's estimator (model states only, host x%.1f): GPU %.2f GiB, "
+                "host %.2f GiB per node\n", DS_ESTIMATOR_BUFFER_FACTOR,
+                gib(e->ds_estimate.gpu_bytes), gib(e->ds_estimate.cpu_bytes));
+
+    const CommVolume *c = &e->comm;
+    fprintf(out, "\ncommunication per rank per step                GB\n");
+    fprintf(out, "  all-reduce                            %9.2f\n", (double)c->all_reduce / 1e9);
+    fprintf(out, "  all-gather                            %9.2f\n", (double)c->all_gather / 1e9);
+    fprintf(out, "  reduce-scatter                        %9.2f\n",
+            (double)c->reduce_scatter / 1e9);
+    fprintf(out, "  = total                               %9.2f   (%.2f x Psi x %u B)\n",
+            (double)c->total / 1e9, c->total_in_psi, mem->param_bytes);
+
+    fprintf(out, "\nwork per step: %.3g PFLOP executed (%.3g model, %.3g by Megatron's formula)\n",
+            e->flops.hardware / 1e15, e->flops.model / 1e15, e->flops.megatron / 1e15);
+    fprintf(out, "compute-bound step time: %.3f s (all GPUs at %.0f%% of %.0f TFLOP/s peak, no "
+            "communication)\n", e->compute_bound_step_s, 100.0 * p->gpu.gemm_efficiency,
+            platform_peak_flops_per_s(p, t->precision) / UNITS_TFLOPS);
+    fprintf(out, "\nverdict: %s\n", e->fits ? "fits" : !e->fits_gpu ? "GPU memory runs out"
+                                              : !e->fits_cpu        ? "host memory runs out"
+                                                                    : "NVMe runs out");
+    const StrList *defaults[] = {r->setup_defaults, &m->defaults_used, &t->defaults_used};
+    const char *title = "\ndefaults applied:    ";
+    for (size_t k = 0; k < sizeof defaults / sizeof defaults[0]; k++) {
+        for (size_t i = 0; i < defaults[k]->n_items; i++) {
+            fprintf(out, "%s%s\n", title, defaults[k]->items[i]);
+            title = "                     ";
+        }
+    }
+}
+
+static void json_list(JsonWriter *w, const StrList *list)
+{
+    for (size_t i = 0; i < list->n_items; i++)
+        json_string(w, list->items[i]);
+}
+
+void estimate_report_json(FILE *out, const EstimateReport *r)
+{
+    const ModelConfig *m = r->model;
+    const TrainConfig *t = r->train;
+    const Platform *p = r->platform;
+    const Estimate *e = r->estimate;
+    const ZeroMemory *mem = &e->mem;
+    JsonWriter w;
+    json_writer_init(&w, out, true);
+    json_begin_object(&w);
+    json_kv_string(&w, "zerosim_version", ZEROSIM_VERSION_STRING);
+    json_kv_string(&w, "command", "estimate");
+
+    json_key(&w, "model");
+    json_begin_object(&w);
+    json_kv_string(&w, "name", m->name);
+    json_kv_u64(&w, "params", e->params.total);
+    json_kv_u64(&w, "params_per_layer", e->params.per_layer);
+    json_kv_u64(&w, "largest_module_params", e->params.largest_module);
+    json_kv_u64(&w, "layers", m->n_layers);
+    json_kv_u64(&w, "hidden", m->hidden);
+    json_kv_u64(&w, "heads", m->n_heads);
+    json_kv_u64(&w, "kv_heads", m->n_kv_heads);
+    json_kv_u64(&w, "ffn_hidden", m->ffn_hidden);
+    json_kv_u64(&w, "vocab", m->vocab);
+    json_end_object(&w);
+
+    json_key(&w, "cluster");
+    json_begin_object(&w);
+    json_kv_string(&w, "platform", p->name);
+    json_kv_string(&w, "gpu", p->gpu.model);
+    json_kv_u64(&w, "gpus", platform_n_gpus(p));
+    json_kv_u64(&w, "nodes", p->n_nodes);
+    json_kv_u64(&w, "gpus_per_node", p->gpus_per_node);
+    json_end_object(&w);
+
+    json_key(&w, "config");
+    json_begin_object(&w);
+    json_kv_string(&w, "file", t->file);
+    json_kv_u64(&w, "zero_stage", (uint64_t)t->zero.stage);
+    json_kv_string(&w, "precision", ds_config_precision_name(t->precision));
+    json_kv_string(&w, "optimizer", t->optimizer);
+    json_kv_string(&w, "offload_optimizer", ds_config_offload_name(t->zero.offload_optimizer.device));
+    json_kv_string(&w, "offload_param", ds_config_offload_name(t->zero.offload_param.device));
+    json_kv_u64(&w, "global_batch", e->setup.global_batch);
+    json_kv_u64(&w, "micro_batch", e->setup.micro_batch);
+    json_kv_u64(&w, "grad_accum", e->setup.grad_accum);
+    json_kv_u64(&w, "seq_len", e->setup.seq_len);
+    json_kv_string(&w, "activation_checkpointing", setup_recompute_name(e->setup.recompute));
+    json_kv_bool(&w, "flash_attention", e->setup.is_flash_attention);
+    json_key(&w, "defaults_applied");
+    json_begin_array(&w);
+    json_list(&w, r->setup_defaults);
+    json_list(&w, &m->defaults_used);
+    json_list(&w, &t->defaults_used);
+    json_end_array(&w);
+    json_key(&w, "keys_not_modelled");
+    json_begin_array(&w);
+    json_list(&w, &m->not_modelled);
+    json_list(&w, &t->not_modelled);
+    json_end_array(&w);
+    json_end_object(&w);
+
+    json_key(&w, "memory");
+    json_begin_object(&w);
+    json_kv_u64(&w, "gpu_model_states_bytes", mem->gpu_model_states);
+    json_kv_double(&w, "paper_model_states_bytes", e->paper_model_states_bytes);
+    json_key(&w, "gpu_breakdown_bytes");
+    json_begin_object(&w);
+    json_kv_u64(&w, "params", mem->gpu_params);
+    json_kv_u64(&w, "grads", mem->gpu_grads);
+    json_kv_u64(&w, "optimizer", mem->gpu_optimizer);
+    json_kv_u64(&w, "activations", e->gpu_activations);
+    json_kv_u64(&w, "buffers", mem->gpu_buffers);
+    json_end_object(&w);
+    json_kv_u64(&w, "gpu_peak_bytes", e->gpu_peak);
+    json_kv_u64(&w, "gpu_capacity_bytes", e->gpu_capacity);
+    json_key(&w, "cpu_breakdown_bytes");
+    json_begin_object(&w);
+    const uint64_t gpn = p->gpus_per_node;
+    json_kv_u64(&w, "params", gpn * mem->cpu_params);
+    json_kv_u64(&w, "grads", gpn * mem->cpu_grads);
+    json_kv_u64(&w, "optimizer", gpn * mem->cpu_optimizer);
+    json_kv_u64(&w, "buffers", gpn * mem->cpu_buffers);
+    json_kv_u64(&w, "activations", e->cpu_peak - gpn * (mem->cpu_params + mem->cpu_grads +
+                                                         mem->cpu_optimizer + mem->cpu_buffers));
+    json_end_object(&w);
+    json_kv_u64(&w, "cpu_peak_bytes", e->cpu_peak);
+    json_kv_u64(&w, "cpu_capacity_bytes", e->cpu_capacity);
+    json_kv_u64(&w, "nvme_peak_bytes", e->nvme_peak);
+    json_kv_u64(&w, "nvme_capacity_bytes", e->nvme_capacity);
+    json_kv_bool(&w, "fits_gpu", e->fits_gpu);
+    json_kv_bool(&w, "fits_cpu", e->fits_cpu);
+    json_kv_bool(&w, "fits_nvme", e->fits_nvme);
+    json_kv_bool(&w, "fits", e->fits);
+    json_key(&w, "deepspeed_estimator");
+    if (e->has_ds_estimate) {
+        json_begin_object(&w);
+        json_kv_u64(&w, "gpu_bytes", e->ds_estimate.gpu_bytes);
+        json_kv_u64(&w, "cpu_bytes_per_node", e->ds_estimate.cpu_bytes);
+        json_kv_double(&w, "additional_buffer_factor", DS_ESTIMATOR_BUFFER_FACTOR);
+        json_end_object(&w);
+    } else {
+        json_null(&w);
+    }
+    json_key(&w, "activations_bytes");
+    json_begin_object(&w);
+    json_kv_u64(&w, "per_layer_stored", e->act.layer_stored);
+    json_kv_u64(&w, "per_layer_full", e->act.layer_full);
+    json_kv_u64(&w, "output_layer", e->act.output_layer);
+    json_kv_u64(&w, "checkpoints", e->act.checkpoints);
+    json_kv_u64(&w, "peak", e->act.peak);
+    json_end_object(&w);
+    json_end_object(&w);
+
+    json_key(&w, "comm");
+    json_begin_object(&w);
+    json_key(&w, "bytes_per_rank");
+    json_begin_object(&w);
+    json_kv_u64(&w, "all_reduce", e->comm.all_reduce);
+    json_kv_u64(&w, "all_gather", e->comm.all_gather);
+    json_kv_u64(&w, "reduce_scatter", e->comm.reduce_scatter);
+    json_kv_u64(&w, "total", e->comm.total);
+    json_end_object(&w);
+    json_kv_double(&w, "total_in_psi", e->comm.total_in_psi);
+    json_end_object(&w);
+
+    json_key(&w, "flops");
+    json_begin_object(&w);
+    json_kv_double(&w, "per_step", e->flops.hardware);
+    json_kv_double(&w, "model_per_step", e->flops.model);
+    json_kv_double(&w, "megatron_per_step", e->flops.megatron);
+    json_end_object(&w);
+
+    json_key(&w, "time");
+    json_begin_object(&w);
+    json_kv_double(&w, "compute_bound_step_s", e->compute_bound_step_s);
+    json_end_object(&w);
+    json_end_object(&w);
+}

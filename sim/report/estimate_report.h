@@ -1,0 +1,27 @@
+/*
+ * estimate_report.h - `zerosim estimate` output: a readable table and the JSON report.
+ *
+ * The text goes to a terminal; the JSON schema is documented in docs/JSON-SCHEMA.md and is
+ * stable (keys carry their units). Both print every default applied and every key read but
+ * not modelled, so no assumption is silent.
+ */
+#ifndef ZEROSIM_REPORT_ESTIMATE_REPORT_H
+#define ZEROSIM_REPORT_ESTIMATE_REPORT_H
+
+#include "../model/estimate.h"
+
+#include <stdio.h>
+
+typedef struct EstimateReport {
+    const ModelConfig *model;
+    const TrainConfig *train;
+    const Platform *platform;
+    const Estimate *estimate;
+    const StrList *setup_defaults; /* command-line defaults (sequence length, ...) */
+} EstimateReport;
+
+void estimate_report_text(FILE *out, const EstimateReport *r);
+
+void estimate_report_json(FILE *out, const EstimateReport *r);
+
+#endif
