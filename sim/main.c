@@ -156,8 +156,8 @@ static int parse_estimate(int argc, char **argv, EstimateArgs *a)
     const char *missing = !a->model ? "--model" : !a->config ? "--config"
                                                 : !a->platform ? "--platform" : NULL;
     if (missing)
-        return usage_error("estimate", "%s: expected a value, got nothing (it is required)%s",
-                           missing, "");
+        return usage_error("estimate", "%s: expected a value for this required option, got "
+                           "nothing%s", missing, "");
     return 0;
 }
 
@@ -188,11 +188,14 @@ static int run_estimate(int argc, char **argv)
     int exit_code = EXIT_BAD_INPUT;
     if (model_config_load(&model, args.model, data_dir(), &err) ||
         ds_config_load(&train, args.config, data_dir(), &err) ||
-        platform_load(&platform, args.platform, data_dir(), &err) ||
-        platform_resize(&platform, args.gpus, args.nodes, &err))
+        platform_load(&platform, args.platform, data_dir(), &err))
         goto done;
+    if (platform_resize(&platform, args.gpus, args.nodes, &err)) {
+        exit_code = EXIT_BAD_USAGE; /* the sizes asked for do not fit the platform */
+        goto done;
+    }
     warn_not_modelled(args.model, &model.not_modelled);
-    warn_not_modelled(train.file, &train.not_modelled);
+    warn_not_modelled(args.config, &train.not_modelled);
 
     EstimateOptions opts = {args.seq_len, args.recompute, args.is_flash_attention};
     if (args.seq_len == 0)

@@ -53,7 +53,7 @@ static const struct {
 };
 
 #define BIG (UINT64_MAX / 2)
-#define BATCH_MAX (1ull << 31) /* keeps micro x accumulation x GPUs far from overflow */
+#define BATCH_MAX (1ull << 31) /* per key and for the resolved global batch */
 
 typedef struct Reader {
     TrainConfig *cfg;
@@ -227,13 +227,10 @@ static int read_zero(Reader *r, const cJSON *root)
     if (zero == NULL)
         zero = empty = cJSON_CreateObject();
     uint64_t stage = 0;
-    int rc = u64_or(r, zero, at, "stage", 0, 0, &stage);
-    if (rc == 0 && stage > 3) {
-        char found[32];
-        snprintf(found, sizeof found, "%llu", (unsigned long long)stage);
-        rc = err_set(r->err, "%s: zero_optimization.stage: expected integer in [0, 3], got %s",
-                     r->file, found);
-    }
+    int rc = jsonfile_get_u64(zero, "stage", at, 0, 3, &stage, r->err);
+    if (rc == 0)
+        strlist_addf(&r->cfg->defaults_used, "zero_optimization.stage = 0");
+    rc = rc < 0 ? -1 : 0;
     z->stage = (int)stage;
     if (rc == 0)
         rc = bool_or(r, zero, at, "overlap_comm", z->stage == 3, &z->overlap_comm) ||
@@ -356,17 +353,28 @@ int ds_config_load(TrainConfig *out, const char *name_or_path, const char *data_
     return rc;
 }
 
+/* a x b x c, or UINT64_MAX when it exceeds BATCH_MAX: each batch key may be 2^31 and a
+ * platform may have 2^30 GPUs, so the plain product can wrap around. */
+static uint64_t batch_product(uint64_t a, uint64_t b, uint64_t c)
+{
+    uint64_t ab = 0, abc = 0;
+    if (__builtin_mul_overflow(a, b, &ab) || __builtin_mul_overflow(ab, c, &abc) ||
+        abc > BATCH_MAX)
+        return UINT64_MAX;
+    return abc;
+}
+
 int ds_config_resolve_batch(TrainConfig *cfg, uint64_t dp_size, BatchPlan *out, Err *err)
 {
     uint64_t tb = cfg->train_batch_size, mb = cfg->micro_batch_per_gpu,
              ga = cfg->grad_accum_steps;
     if (tb && mb && ga) {
-        if (tb != mb * ga * dp_size)
+        if (tb != batch_product(mb, ga, dp_size))
             return err_set(err, "%s: train_batch_size: expected train_micro_batch_size_per_gpu "
-                           "x gradient_accumulation_steps x GPUs = %llu x %llu x %llu = %llu, "
+                           "x gradient_accumulation_steps x GPUs = %llu x %llu x %llu = %.0f, "
                            "got %llu", cfg->file, (unsigned long long)mb,
                            (unsigned long long)ga, (unsigned long long)dp_size,
-                           (unsigned long long)(mb * ga * dp_size), (unsigned long long)tb);
+                           (double)mb * (double)ga * (double)dp_size, (unsigned long long)tb);
     } else if (tb && mb) {
         if (tb % (mb * dp_size) != 0)
             return err_set(err, "%s: train_batch_size: expected a multiple of "
@@ -385,6 +393,13 @@ int ds_config_resolve_batch(TrainConfig *cfg, uint64_t dp_size, BatchPlan *out, 
         strlist_addf(&cfg->defaults_used, "train_micro_batch_size_per_gpu = %llu (derived)",
                      (unsigned long long)mb);
     } else if (mb) {
+        if (batch_product(mb, ga ? ga : 1, dp_size) == UINT64_MAX)
+            return err_set(err, "%s: train_micro_batch_size_per_gpu: expected it x "
+                           "gradient_accumulation_steps x GPUs = %llu x %llu x %llu at most "
+                           "%llu, got %.0f", cfg->file, (unsigned long long)mb,
+                           (unsigned long long)(ga ? ga : 1), (unsigned long long)dp_size,
+                           (unsigned long long)BATCH_MAX,
+                           (double)mb * (double)(ga ? ga : 1) * (double)dp_size);
         if (ga == 0) {
             ga = 1;
             strlist_addf(&cfg->defaults_used, "gradient_accumulation_steps = 1");

@@ -11,9 +11,50 @@
 #include <string.h>
 #include <strings.h>
 
+/* cJSON points one byte past the offending one when an object key fails to parse (a trailing
+ * comma before '}', an unquoted key). Moves end back onto it: when the byte before end is not
+ * whitespace or a quote, follows '{' or ',' and sits inside an object (not an array). */
+static const char *key_error_position(const char *text, const char *end)
+{
+    if (end <= text)
+        return end;
+    const char *k = end - 1;
+    if ((unsigned char)*k <= 32 || *k == '"')
+        return end;
+    const char *prev = k;
+    while (prev > text && (unsigned char)prev[-1] <= 32)
+        prev--;
+    if (prev == text || (prev[-1] != '{' && prev[-1] != ','))
+        return end;
+    /* The innermost bracket open at k: scan from the start, skipping strings. */
+    size_t depth = 0, cap = 64;
+    char *stack = xmalloc(cap);
+    bool in_string = false;
+    for (const char *p = text; p < k; p++) {
+        if (in_string) {
+            if (*p == '\\' && p + 1 < k)
+                p++;
+            else if (*p == '"')
+                in_string = false;
+        } else if (*p == '"') {
+            in_string = true;
+        } else if (*p == '{' || *p == '[') {
+            if (depth == cap)
+                stack = xrealloc(stack, cap *= 2);
+            stack[depth++] = *p;
+        } else if ((*p == '}' || *p == ']') && depth > 0) {
+            depth--;
+        }
+    }
+    bool in_object = depth > 0 && stack[depth - 1] == '{';
+    free(stack);
+    return in_object ? k : end;
+}
+
 cJSON *jsonfile_parse(const char *file, const char *text, size_t n_bytes, Err *err)
 {
     const char *end = NULL;
+    bool is_trailing = false;
     cJSON *root = cJSON_ParseWithLengthOpts(text, n_bytes, &end, 0);
     if (root != NULL) {
         /* cJSON stops after the first value: anything but whitespace after it is an error. */
@@ -24,6 +65,25 @@ cJSON *jsonfile_parse(const char *file, const char *text, size_t n_bytes, Err *e
             return root;
         cJSON_Delete(root);
         end = p;
+        is_trailing = true;
+    } else if (n_bytes > 0) {
+        /* When the text ends too early cJSON points at its last byte, not past it. Parsing it
+         * again with two newlines appended tells the cases apart: a text that ends too early
+         * then fails at the second newline (or its end), any other error no later than at
+         * the first. */
+        char *copy = xmalloc(n_bytes + 2);
+        memcpy(copy, text, n_bytes);
+        copy[n_bytes] = '\n';
+        copy[n_bytes + 1] = '\n';
+        const char *end2 = NULL;
+        cJSON *again = cJSON_ParseWithLengthOpts(copy, n_bytes + 2, &end2, 0);
+        bool is_at_eof = again == NULL && end2 != NULL && end2 >= copy + n_bytes + 1;
+        cJSON_Delete(again);
+        free(copy);
+        if (is_at_eof)
+            end = text + n_bytes;
+        else if (end != NULL && end >= text && end <= text + n_bytes)
+            end = key_error_position(text, end);
     }
     if (end == NULL || end < text || end > text + n_bytes)
         end = text + n_bytes;
@@ -39,14 +99,16 @@ cJSON *jsonfile_parse(const char *file, const char *text, size_t n_bytes, Err *e
     char near[24] = "end of file";
     if (end < text + n_bytes) {
         size_t n = 0;
-        for (const char *p = end; p < text + n_bytes && n < 16 && *p != '\n' && *p != '\r'; p++)
+        near[n++] = '\'';
+        for (const char *p = end; p < text + n_bytes && n < 17 && *p != '\n' && *p != '\r'; p++)
             near[n++] = (*p >= 32 && *p < 127) ? *p : '?';
+        near[n++] = '\'';
         near[n] = '\0';
-        if (n == 0)
+        if (n == 2)
             snprintf(near, sizeof near, "end of line");
     }
-    err_set(err, "%s:%d:%d: JSON syntax error: expected a valid JSON value, got '%s'", file,
-            line, column, near);
+    err_set(err, "%s:%d:%d: JSON syntax error: expected %s, got %s", file, line, column,
+            is_trailing ? "nothing after the top-level value" : "a valid JSON value", near);
     return NULL;
 }
 
@@ -154,14 +216,19 @@ int jsonfile_get_u64(const cJSON *obj, const char *key, JsonAt at, uint64_t min,
     if (v == NULL)
         return 0;
     char expected[96];
-    if (max == UINT64_MAX)
-        snprintf(expected, sizeof expected, "integer >= %llu", (unsigned long long)min);
-    else
+    double d = cJSON_IsNumber(v) ? v->valuedouble : 0.0;
+    /* A bound of 2^53 or more only guards against overflow: the message names it only to a
+     * value beyond it, and then in short form. */
+    if (max < (1ull << 53))
         snprintf(expected, sizeof expected, "integer in [%llu, %llu]", (unsigned long long)min,
                  (unsigned long long)max);
+    else if (max != UINT64_MAX && d > (double)max)
+        snprintf(expected, sizeof expected, "integer in [%llu, %.3g]", (unsigned long long)min,
+                 (double)max);
+    else
+        snprintf(expected, sizeof expected, "integer >= %llu", (unsigned long long)min);
     if (!cJSON_IsNumber(v))
         return fail_value(v, key, at, expected, err);
-    double d = v->valuedouble;
     /* 1.8e19 is the largest double below 2^64; configs write sizes like 5e8 as doubles. */
     if (!isfinite(d) || d != floor(d) || d < (double)min || d > 1.8e19 || d > (double)max)
         return fail_value(v, key, at, expected, err);

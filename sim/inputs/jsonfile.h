@@ -39,7 +39,9 @@ int jsonfile_check_keys(const cJSON *obj, JsonAt at, const char *const *modelled
                         const char *const *not_modelled, StrList *warnings, Err *err);
 
 /* The typed readers return 1 when the key is present and valid (out written), 0 when absent
- * or JSON null (out untouched), -1 with err set when present but wrong. */
+ * or JSON null (out untouched), -1 with err set when present but wrong. jsonfile_get_u64
+ * accepts integral doubles (5e8); a max of 2^53 or more is named in its message only to a
+ * value beyond it ("integer >= 1" otherwise). */
 int jsonfile_get_u64(const cJSON *obj, const char *key, JsonAt at, uint64_t min, uint64_t max,
                      uint64_t *out, Err *err);
 int jsonfile_get_double(const cJSON *obj, const char *key, JsonAt at, double min, double max,

@@ -245,6 +245,13 @@ static int check_shape(Reader *r)
                        jsonfile_key_path(r->at, heads_key, path, sizeof path), hidden_key,
                        (unsigned long long)c->hidden, (unsigned long long)c->n_heads);
     c->head_dim = rc ? head_dim : c->hidden / c->n_heads;
+    /* An explicit head_dim lets heads x head_dim exceed hidden; bounding it like hidden keeps
+     * every product in params_count inside uint64_t. */
+    if (c->n_heads * c->head_dim > MAX_WIDTH)
+        return err_set(r->err, "%s: %s: expected %s x head_dim at most %u, got %llu x %llu",
+                       r->at.file, jsonfile_key_path(r->at, "head_dim", path, sizeof path),
+                       heads_key, MAX_WIDTH, (unsigned long long)c->n_heads,
+                       (unsigned long long)c->head_dim);
     if (c->n_kv_heads > c->n_heads || c->n_heads % c->n_kv_heads != 0)
         return err_set(r->err, "%s: %s: expected a divisor of %s = %llu, got %llu", r->at.file,
                        jsonfile_key_path(r->at, "num_key_value_heads", path, sizeof path),

@@ -71,8 +71,11 @@ static int need_u64(const cJSON *obj, const char *key, JsonAt at, uint64_t min, 
                     uint64_t *out, Err *err)
 {
     char expected[96];
-    snprintf(expected, sizeof expected, "integer in [%llu, %llu]", (unsigned long long)min,
-             (unsigned long long)max);
+    if (max < (1ull << 53))
+        snprintf(expected, sizeof expected, "integer in [%llu, %llu]", (unsigned long long)min,
+                 (unsigned long long)max);
+    else /* as jsonfile_get_u64 words it: such a bound only guards against overflow */
+        snprintf(expected, sizeof expected, "integer >= %llu", (unsigned long long)min);
     return jsonfile_require(jsonfile_get_u64(obj, key, at, min, max, out, err), key, at,
                             expected, err);
 }

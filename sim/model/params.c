@@ -70,22 +70,22 @@ uint64_t params_persistent(const ModelParams *p, uint64_t n_layers, uint64_t thr
 {
     uint64_t per_layer = 0;
     for (size_t i = 0; i < p->n_layer_modules; i++) {
-        if (p->layer[i].weight < threshold)
+        if (p->layer[i].weight <= threshold)
             per_layer += p->layer[i].weight;
-        if (p->layer[i].bias > 0 && p->layer[i].bias < threshold)
+        if (p->layer[i].bias > 0 && p->layer[i].bias <= threshold)
             per_layer += p->layer[i].bias;
     }
     /* The final norm is two vectors of h (weight, bias) or one. */
     uint64_t final_norm = 0;
     uint64_t h = p->layer[0].weight; /* input_norm weight is h */
-    if (h < threshold)
+    if (h <= threshold)
         final_norm = p->final_norm;
     uint64_t rest = 0;
-    if (p->embedding < threshold)
+    if (p->embedding <= threshold)
         rest += p->embedding;
-    if (p->position > 0 && p->position < threshold)
+    if (p->position > 0 && p->position <= threshold)
         rest += p->position;
-    if (p->lm_head > 0 && p->lm_head < threshold)
+    if (p->lm_head > 0 && p->lm_head <= threshold)
         rest += p->lm_head;
     return n_layers * per_layer + final_norm + rest;
 }

@@ -40,8 +40,9 @@ typedef struct ModelParams {
 /* Counts the parameters of cfg. */
 void params_count(const ModelConfig *cfg, ModelParams *out);
 
-/* Elements held in tensors of fewer than `threshold` elements (ZeRO-3 keeps these resident
- * on every GPU; DeepSpeed's stage3_param_persistence_threshold). */
+/* Elements held in tensors of at most `threshold` elements (ZeRO-3 keeps these resident on
+ * every GPU: DeepSpeed's stage3_param_persistence_threshold, compared with <= in
+ * partition_parameters.py; 0 keeps nothing resident). */
 uint64_t params_persistent(const ModelParams *p, uint64_t n_layers, uint64_t threshold);
 
 #endif

@@ -80,9 +80,10 @@ void zero_memory(const TrainConfig *cfg, const ModelParams *params, uint64_t n_l
             out->cpu_optimizer = k * offloaded;
         } else {
             out->nvme_optimizer = k * offloaded;
-            /* Pinned swap buffers: buffer_count sub-groups of fp32 state in flight. */
+            /* Pinned swap buffers (DeepSpeed's OptimizerSwapper): buffer_count fp32 tensors,
+             * each the size of the largest sub-group. */
             uint64_t sub_group = min_u64(z->sub_group_size, part);
-            out->cpu_buffers += oo->buffer_count * sub_group * k;
+            out->cpu_buffers += oo->buffer_count * sub_group * 4;
         }
     }
     const OffloadConfig *op = &z->offload_param;

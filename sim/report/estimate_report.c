@@ -17,6 +17,12 @@ static const char *stage_name(const TrainConfig *t)
 
 static const char *fits_word(bool fits) { return fits ? "fits" : "DOES NOT FIT"; }
 
+/* One indented table row: label, value, optional note. */
+static void row(FILE *out, const char *label, double value, const char *note)
+{
+    fprintf(out, "  %-40s %9.2f%s%s\n", label, value, note[0] ? "   " : "", note);
+}
+
 void estimate_report_text(FILE *out, const EstimateReport *r)
 {
     const ModelConfig *m = r->model;
@@ -49,40 +55,47 @@ void estimate_report_text(FILE *out, const EstimateReport *r)
                 ds_config_offload_name(t->zero.offload_optimizer.device),
                 ds_config_offload_name(t->zero.offload_param.device));
 
-    fprintf(out, "\nmemory per GPU                               GiB\n");
-    fprintf(out, "  parameters (%u B/elem)                %9.2f\n", mem->param_bytes,
-            gib(mem->gpu_params));
-    fprintf(out, "  gradients (%u B/elem)                 %9.2f\n", mem->grad_bytes,
-            gib(mem->gpu_grads));
-    fprintf(out, "  optimizer states (%2u B/elem)          %9.2f\n", mem->optimizer_bytes,
-            gib(mem->gpu_optimizer));
-    fprintf(out, "  = model states                        %9.2f   (paper formula: %.2f)\n",
-            gib(mem->gpu_model_states), e->paper_model_states_bytes / UNITS_GIB);
-    fprintf(out, "  activations (micro-batch peak)        %9.2f\n", gib(e->gpu_activations));
-    fprintf(out, "  buffers (buckets, gathered params)    %9.2f\n", gib(mem->gpu_buffers));
-    fprintf(out, "  = peak                                %9.2f   of %.2f: %s\n",
-            gib(e->gpu_peak), gib(e->gpu_capacity), fits_word(e->fits_gpu));
-    fprintf(out, "host memory per node                    %9.2f   of %.2f: %s\n",
-            gib(e->cpu_peak), gib(e->cpu_capacity), fits_word(e->fits_cpu));
-    if (e->nvme_peak > 0 || e->nvme_capacity > 0)
-        fprintf(out, "NVMe per node                           %9.2f   of %.2f: %s\n",
-                gib(e->nvme_peak), gib(e->nvme_capacity), fits_word(e->fits_nvme));
+    char label[64];
+    fprintf(out, "\n%-42s %9s\n", "memory per GPU", "GiB");
+    snprintf(label, sizeof label, "parameters (%u B/elem)", mem->param_bytes);
+    row(out, label, gib(mem->gpu_params), "");
+    snprintf(label, sizeof label, "gradients (%u B/elem)", mem->grad_bytes);
+    row(out, label, gib(mem->gpu_grads), "");
+    snprintf(label, sizeof label, "optimizer states (%u B/elem)", mem->optimizer_bytes);
+    row(out, label, gib(mem->gpu_optimizer), "");
+    char note[96];
+    snprintf(note, sizeof note, "(paper formula: %.2f)", e->paper_model_states_bytes / UNITS_GIB);
+    row(out, "= model states", gib(mem->gpu_model_states), note);
+    row(out, "activations (micro-batch peak)", gib(e->gpu_activations), "");
+    row(out, "buffers (buckets, gathered params)", gib(mem->gpu_buffers), "");
+    snprintf(note, sizeof note, "of %.2f: %s", gib(e->gpu_capacity), fits_word(e->fits_gpu));
+    row(out, "= peak", gib(e->gpu_peak), note);
+    snprintf(note, sizeof note, "of %.2f: %s", gib(e->cpu_capacity), fits_word(e->fits_cpu));
+    fprintf(out, "%-42s %9.2f   %s\n", "host memory per node", gib(e->cpu_peak), note);
+    if (e->nvme_peak > 0 || e->nvme_capacity > 0) {
+        snprintf(note, sizeof note, "of %.2f: %s", gib(e->nvme_capacity),
+                 fits_word(e->fits_nvme));
+        fprintf(out, "%-42s %9.2f   %s\n", "NVMe per node", gib(e->nvme_peak), note);
+    }
     if (e->has_ds_estimate)
         fprintf(out, "DeepSpeed's estimator (model states only, host x%.1f): GPU %.2f GiB, "
                 "host %.2f GiB per node\n", DS_ESTIMATOR_BUFFER_FACTOR,
                 gib(e->ds_estimate.gpu_bytes), gib(e->ds_estimate.cpu_bytes));
 
     const CommVolume *c = &e->comm;
-    fprintf(out, "\ncommunication per rank per step                GB\n");
-    fprintf(out, "  all-reduce                            %9.2f\n", (double)c->all_reduce / 1e9);
-    fprintf(out, "  all-gather                            %9.2f\n", (double)c->all_gather / 1e9);
-    fprintf(out, "  reduce-scatter                        %9.2f\n",
-            (double)c->reduce_scatter / 1e9);
-    fprintf(out, "  = total                               %9.2f   (%.2f x Psi x %u B)\n",
-            (double)c->total / 1e9, c->total_in_psi, mem->param_bytes);
+    fprintf(out, "\n%-42s %9s\n", "communication per rank per step", "GB");
+    row(out, "all-reduce", (double)c->all_reduce / 1e9, "");
+    row(out, "all-gather", (double)c->all_gather / 1e9, "");
+    row(out, "reduce-scatter", (double)c->reduce_scatter / 1e9, "");
+    snprintf(note, sizeof note, "(%.2f x Psi x %u B)", c->total_in_psi, mem->param_bytes);
+    row(out, "= total", (double)c->total / 1e9, note);
 
-    fprintf(out, "\nwork per step: %.3g PFLOP executed (%.3g model, %.3g by Megatron's formula)\n",
-            e->flops.hardware / 1e15, e->flops.model / 1e15, e->flops.megatron / 1e15);
+    /* PFLOP up to 1e3, then EFLOP, so the numbers stay short. */
+    const bool is_exa = e->flops.hardware >= 1e21;
+    const double scale = is_exa ? 1e18 : 1e15;
+    fprintf(out, "\nwork per step: %.3f %s executed (%.3f model, %.3f by Megatron's formula)\n",
+            e->flops.hardware / scale, is_exa ? "EFLOP" : "PFLOP", e->flops.model / scale,
+            e->flops.megatron / scale);
     fprintf(out, "compute-bound step time: %.3f s (all GPUs at %.0f%% of %.0f TFLOP/s peak, no "
             "communication)\n", e->compute_bound_step_s, 100.0 * p->gpu.gemm_efficiency,
             platform_peak_flops_per_s(p, t->precision) / UNITS_TFLOPS);

@@ -5,6 +5,7 @@
 #   stdout     expected standard output
 #   stderr     expected standard error (optional: checked only when present)
 #   exit_code  expected exit status
+# Directories without a cmd file (golden/inputs/: the bad files the cases read) are not cases.
 # usage: run_golden.sh ZEROSIM CASE_DIR SOURCE_DIR        check one case
 #        run_golden.sh --update ZEROSIM GOLDEN_DIR SOURCE_DIR   rewrite every case
 set -u
@@ -38,7 +39,8 @@ run_case() {
 }
 
 if [ $update -eq 1 ]; then
-    for d in "$target"/*/; do run_case "${d%/}"; done
+    # Only directories with a cmd file are cases (golden/inputs/ holds their input files).
+    for d in "$target"/*/; do if [ -f "$d/cmd" ]; then run_case "${d%/}"; fi; done
 else
     run_case "$target"
 fi

@@ -1,0 +1,410 @@
+/*
+ * engine.c - stream actors on SimGrid executing an event graph (see engine.h).
+ *
+ * SimGrid actors are C functions; each gets its StreamActor through the actor data. All run
+ * state lives in one Run record: per-op remaining dependency counts, per-stream semaphores
+ * and "waiting for" slots. Collective members meet through mailboxes, one per (rank, stream
+ * kind, phase): a flow starts when the sender and its receiver have both arrived, as in NCCL.
+ * SimGrid runs actors one at a time, so this state needs no locking.
+ */
+#define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen, clock_gettime */
+
+#include "engine.h"
+
+#include "platform_xml.h"
+
+#include "../common/xalloc.h"
+
+#include <simgrid/actor.h>
+#include <simgrid/comm.h>
+#include <simgrid/disk.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/mailbox.h>
+#include <simgrid/semaphore.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct Run Run;
+
+typedef struct StreamActor {
+    Run *run;
+    uint32_t stream;
+} StreamActor;
+
+struct Run {
+    const Graph *graph;
+    const Op *ops;
+    const Stream *streams;
+    const OpId *stream_ops;
+    const OpId *successors;
+    const Collective *collectives;
+    EngineOptions opts;
+    uint32_t *remaining;       /* per op: unfinished cross-stream dependencies */
+    OpId *waiting;             /* per stream: the op its actor is parked on, or GRAPH_NO_OP */
+    sg_sem_t *sems;            /* per stream */
+    uint8_t *algo;             /* per collective: resolved CollAlgo */
+    StreamActor *actors;
+    uint32_t n_finished;
+    double t0;
+    EngineResult *out;
+};
+
+static struct {
+    bool is_ready;
+    Platform platform;
+    sg_host_t *gpus;  /* per rank */
+    sg_host_t *cpus;  /* per node */
+    sg_disk_t *disks; /* per node, NULL without NVMe */
+    sg_mailbox_t *mailboxes; /* per (rank, stream kind, phase), filled on first use */
+} engine;
+
+int engine_init(const Platform *p, Precision precision, Err *err)
+{
+    if (engine.is_ready)
+        return err_set(err, "engine: expected one platform per process, got a second "
+                       "engine_init");
+    char path[] = "/tmp/zerosim-platform-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return err_set(err, "engine: cannot create a temporary platform file in /tmp");
+    FILE *f = fdopen(fd, "w");
+    if (f == NULL) {
+        close(fd);
+        unlink(path);
+        return err_set(err, "engine: cannot write the temporary platform file %s", path);
+    }
+    platform_xml_write(p, precision, f);
+    if (fclose(f) != 0) {
+        unlink(path);
+        return err_set(err, "engine: cannot write the temporary platform file %s", path);
+    }
+    char *argv[] = {"zerosim",
+                    "--cfg=network/model:CM02",
+                    "--cfg=network/crosstraffic:0",
+                    "--cfg=contexts/stack-size:64",
+                    "--log=root.thres:critical",
+                    NULL};
+    int argc = 5;
+    simgrid_init(&argc, argv);
+    simgrid_load_platform(path);
+    unlink(path);
+
+    engine.platform = *p;
+    const uint32_t n_ranks = (uint32_t)platform_n_gpus(p), n_nodes = (uint32_t)p->n_nodes;
+    engine.gpus = xmalloc(n_ranks * sizeof *engine.gpus);
+    engine.cpus = xmalloc(n_nodes * sizeof *engine.cpus);
+    engine.disks = xcalloc(n_nodes, sizeof *engine.disks);
+    engine.mailboxes = xcalloc((size_t)n_ranks * STREAM_N_KINDS * COLLECTIVE_MAX_PHASES,
+                               sizeof *engine.mailboxes);
+    char name[32];
+    for (uint32_t r = 0; r < n_ranks; r++) {
+        snprintf(name, sizeof name, "gpu%u", r);
+        engine.gpus[r] = sg_host_by_name(name);
+    }
+    for (uint32_t k = 0; k < n_nodes; k++) {
+        snprintf(name, sizeof name, "cpu%u", k);
+        engine.cpus[k] = sg_host_by_name(name);
+        unsigned n_disks = 0;
+        sg_disk_t *disks = NULL;
+        sg_host_get_disks(engine.cpus[k], &n_disks, &disks);
+        if (n_disks > 0)
+            engine.disks[k] = disks[0];
+        free(disks);
+    }
+    engine.is_ready = true;
+    return 0;
+}
+
+static double now(const Run *run) { return simgrid_get_clock() - run->t0; }
+
+/* Marks op done and wakes the actors of successors whose last dependency this was. */
+static void complete(Run *run, OpId id)
+{
+    const Op *op = &run->ops[id];
+    for (uint32_t k = op->succ_begin; k < op->succ_end; k++) {
+        OpId s = run->successors[k];
+        if (--run->remaining[s] == 0) {
+            uint32_t stream = run->ops[s].stream;
+            if (run->waiting[stream] == s) {
+                run->waiting[stream] = GRAPH_NO_OP;
+                sg_sem_release(run->sems[stream]);
+            }
+        }
+    }
+}
+
+/* The mailbox a rank receives on for (stream kind, phase); looked up once, then cached. */
+static sg_mailbox_t mailbox(uint32_t rank, uint32_t stream_kind, uint32_t phase)
+{
+    size_t slot = ((size_t)rank * STREAM_N_KINDS + stream_kind) * COLLECTIVE_MAX_PHASES + phase;
+    if (engine.mailboxes[slot] == NULL) {
+        char name[48];
+        snprintf(name, sizeof name, "m%u.%u.%u", rank, stream_kind, phase);
+        engine.mailboxes[slot] = sg_mailbox_by_name(name);
+    }
+    return engine.mailboxes[slot];
+}
+
+/* Posts this member's flows for one phase (or one step of it): a send to the next member and
+ * a receive from the previous, as asynchronous comms appended to comms[]. */
+static size_t post_phase(Run *run, const Op *op, const CollPhase *ph, uint32_t phase,
+                         double bytes, sg_comm_t *comms, size_t n_comms)
+{
+    /* Payloads carry no data, only a simulated size; receives land in one static sink
+     * because SimGrid writes it when the comm completes, after this frame is gone. */
+    static char token;
+    static void *received;
+    if (ph->send_to != COLLECTIVE_NO_PEER && bytes > 0) {
+        comms[n_comms++] = sg_mailbox_put_async(mailbox(ph->send_to, op->stream_kind, phase),
+                                                &token, (long)bytes);
+        LinkClass cls = topology_gpu_pair_class(&engine.platform, op->rank, ph->send_to);
+        run->out->link_bytes[op->rank][cls] += bytes;
+        run->out->n_activities++;
+    }
+    if (ph->recv_from != COLLECTIVE_NO_PEER && bytes > 0)
+        comms[n_comms++] = sg_mailbox_get_async(mailbox(op->rank, op->stream_kind, phase),
+                                                &received);
+    return n_comms;
+}
+
+/* The hop latency the fluid form adds for the steps after the first: the flow itself pays
+ * one hop. */
+static double extra_latency(const Op *op, const CollPhase *ph)
+{
+    uint32_t peer = ph->send_to != COLLECTIVE_NO_PEER ? ph->send_to : ph->recv_from;
+    if (peer == COLLECTIVE_NO_PEER || ph->steps < 2)
+        return 0.0;
+    return (ph->steps - 1) *
+           sg_host_get_route_latency(engine.gpus[op->rank], engine.gpus[peer]);
+}
+
+static void run_collective(Run *run, OpId id)
+{
+    const Op *op = &run->ops[id];
+    const Collective *c = &run->collectives[op->ref];
+    uint32_t n;
+    const uint32_t *members = graph_group(run->graph, c->group, &n);
+    if (n < 2)
+        return;
+    uint32_t index = id - c->first_op, root_index = 0;
+    if (c->kind == COLL_BROADCAST)
+        for (uint32_t i = 0; i < n; i++)
+            if (members[i] == c->root)
+                root_index = i;
+    CollPlan plan;
+    collective_plan(&engine.platform, (CollectiveKind)c->kind, (CollAlgo)run->algo[op->ref],
+                    members, n, index, c->bytes, root_index, &plan);
+    sg_comm_t comms[2 * COLLECTIVE_MAX_PHASES];
+    if (run->opts.is_stepwise) {
+        for (uint32_t k = 0; k < plan.n_phases; k++) {
+            const CollPhase *ph = &plan.phase[k];
+            for (uint32_t s = 0; s < ph->steps; s++) {
+                size_t n_comms = post_phase(run, op, ph, k, ph->bytes / ph->steps, comms, 0);
+                sg_comm_wait_all(comms, n_comms);
+            }
+        }
+        return;
+    }
+    /* Fluid: every phase's flow at once (pipelined), then the remaining step latencies. */
+    size_t n_comms = 0;
+    double latency = 0.0;
+    for (uint32_t k = 0; k < plan.n_phases; k++) {
+        n_comms = post_phase(run, op, &plan.phase[k], k, plan.phase[k].bytes, comms, n_comms);
+        latency += extra_latency(op, &plan.phase[k]);
+    }
+    sg_comm_wait_all(comms, n_comms);
+    if (latency > 0)
+        sg_actor_sleep_for(latency);
+}
+
+/* A blocking flow between two hosts (copies between a GPU and its node's CPU). */
+static void send_bytes(Run *run, uint32_t rank, sg_host_t from, sg_host_t to, double bytes,
+                       LinkClass cls)
+{
+    if (bytes <= 0)
+        return;
+    sg_host_sendto(from, to, bytes);
+    run->out->link_bytes[rank][cls] += bytes;
+    run->out->n_activities++;
+}
+
+static void execute(Run *run, OpId id)
+{
+    const Op *op = &run->ops[id];
+    const Platform *p = &engine.platform;
+    uint32_t node = topology_node(p, op->rank);
+    switch ((OpKind)op->kind) {
+    case OP_COMPUTE:
+        if (op->amount > 0) {
+            sg_actor_execute(op->amount);
+            run->out->n_activities++;
+        }
+        break;
+    case OP_COPY:
+        if (op->sub == COPY_H2D)
+            send_bytes(run, op->rank, engine.cpus[node], engine.gpus[op->rank], op->amount,
+                       LINK_PCIE);
+        else if (op->sub == COPY_D2H)
+            send_bytes(run, op->rank, engine.gpus[op->rank], engine.cpus[node], op->amount,
+                       LINK_PCIE);
+        else /* D2D: read and write through HBM */
+            sg_actor_sleep_for(2.0 * op->amount / p->gpu.hbm_bw_bytes_per_s);
+        break;
+    case OP_DISK:
+        if (engine.disks[node] != NULL && op->amount > 0) {
+            if (op->sub == DISK_READ)
+                sg_disk_read(engine.disks[node], (sg_size_t)op->amount);
+            else
+                sg_disk_write(engine.disks[node], (sg_size_t)op->amount);
+            run->out->link_bytes[op->rank][LINK_NVME] += op->amount;
+            run->out->n_activities++;
+        }
+        break;
+    case OP_COLLECTIVE: run_collective(run, id); break;
+    case OP_ALLOC:
+    case OP_FREE:
+        memory_apply(run->out->memory, now(run), op->rank, (MemSpace)op->sub,
+                     (MemCategory)op->category,
+                     op->kind == OP_ALLOC ? op->amount : -op->amount);
+        break;
+    }
+}
+
+static void stream_main(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    StreamActor *self = sg_actor_self_get_data();
+    Run *run = self->run;
+    const Stream *st = &run->streams[self->stream];
+    for (uint32_t k = st->op_begin; k < st->op_end; k++) {
+        OpId id = run->stream_ops[k];
+        if (run->remaining[id] > 0) {
+            run->waiting[self->stream] = id;
+            sg_sem_acquire(run->sems[self->stream]);
+        }
+        run->out->op_start_s[id] = now(run);
+        execute(run, id);
+        run->out->op_end_s[id] = now(run);
+        complete(run, id);
+    }
+    run->n_finished++;
+}
+
+static sg_host_t stream_host(const Stream *st)
+{
+    uint32_t node = topology_node(&engine.platform, st->rank);
+    if (st->kind == STREAM_NVME || st->kind == STREAM_CPU)
+        return engine.cpus[node];
+    return engine.gpus[st->rank];
+}
+
+int engine_run(const Graph *g, const EngineOptions *opts, EngineResult *out, Err *err)
+{
+    if (!engine.is_ready)
+        return err_set(err, "engine: engine_init must come before engine_run");
+    const Platform *p = &engine.platform;
+    const uint32_t n_ranks = graph_n_ranks(g), n_ops = graph_n_ops(g);
+    const uint32_t n_streams = graph_n_streams(g), n_coll = graph_n_collectives(g);
+    if (n_ranks > platform_n_gpus(p))
+        return err_set(err, "engine: expected at most %llu ranks (the platform's GPUs), got %u",
+                       (unsigned long long)platform_n_gpus(p), n_ranks);
+    memset(out, 0, sizeof *out);
+    out->n_ops = n_ops;
+    out->n_ranks = n_ranks;
+    out->op_start_s = xcalloc(n_ops ? n_ops : 1, sizeof *out->op_start_s);
+    out->op_end_s = xcalloc(n_ops ? n_ops : 1, sizeof *out->op_end_s);
+    out->link_bytes = xcalloc(n_ranks, sizeof *out->link_bytes);
+    double nvme = (double)p->nvme.n_drives * (double)p->nvme.capacity_bytes_per_drive;
+    out->memory = memory_create(n_ranks, (uint32_t)p->gpus_per_node, (double)p->gpu.hbm_bytes,
+                                (double)p->cpu.dram_bytes, nvme, opts->traced);
+
+    Run run = {0};
+    run.graph = g;
+    run.ops = graph_ops(g);
+    run.streams = graph_streams(g);
+    run.stream_ops = graph_stream_ops(g);
+    run.successors = graph_successors(g);
+    run.collectives = graph_collectives(g);
+    run.opts = *opts;
+    run.out = out;
+    run.remaining = xmalloc((n_ops ? n_ops : 1) * sizeof *run.remaining);
+    for (uint32_t i = 0; i < n_ops; i++)
+        run.remaining[i] = run.ops[i].n_deps;
+    run.waiting = xmalloc((n_streams ? n_streams : 1) * sizeof *run.waiting);
+    run.sems = xmalloc((n_streams ? n_streams : 1) * sizeof *run.sems);
+    run.actors = xmalloc((n_streams ? n_streams : 1) * sizeof *run.actors);
+    run.algo = xmalloc(n_coll ? n_coll : 1);
+    /* Resolve each group's algorithm once: node alignment is O(group size). */
+    uint32_t cached_group = UINT32_MAX;
+    bool cached_aligned = false;
+    for (uint32_t c = 0; c < n_coll; c++) {
+        if (run.collectives[c].group != cached_group) {
+            uint32_t n;
+            const uint32_t *members = graph_group(g, run.collectives[c].group, &n);
+            cached_group = run.collectives[c].group;
+            cached_aligned = collective_is_node_aligned(p, members, n);
+        }
+        run.algo[c] = (uint8_t)collective_resolve(opts->algo, cached_aligned);
+    }
+
+    struct timespec w0, w1;
+    clock_gettime(CLOCK_MONOTONIC, &w0);
+    run.t0 = simgrid_get_clock();
+    char name[48];
+    for (uint32_t s = 0; s < n_streams; s++) {
+        run.waiting[s] = GRAPH_NO_OP;
+        run.sems[s] = sg_sem_init(0);
+        run.actors[s] = (StreamActor){&run, s};
+        snprintf(name, sizeof name, "r%u.%s", run.streams[s].rank,
+                 graph_stream_name((StreamKind)run.streams[s].kind));
+        sg_actor_t a = sg_actor_init(name, stream_host(&run.streams[s]));
+        sg_actor_set_data(a, &run.actors[s]);
+        sg_actor_start(a, stream_main, 0, NULL);
+    }
+    simgrid_run();
+    clock_gettime(CLOCK_MONOTONIC, &w1);
+    out->wall_s = (double)(w1.tv_sec - w0.tv_sec) + 1e-9 * (double)(w1.tv_nsec - w0.tv_nsec);
+    out->makespan_s = simgrid_get_clock() - run.t0;
+
+    int rc = 0;
+    if (run.n_finished != n_streams) {
+        for (uint32_t s = 0; s < n_streams; s++) {
+            if (run.waiting[s] != GRAPH_NO_OP) {
+                const Op *op = &run.ops[run.waiting[s]];
+                rc = err_set(err, "engine: deadlock: %u of %u streams never finished; rank %u "
+                             "stream %s waits on op %u \"%s\"", n_streams - run.n_finished,
+                             n_streams, op->rank, graph_stream_name((StreamKind)op->stream_kind),
+                             run.waiting[s], graph_label_text(g, op->label));
+                break;
+            }
+        }
+        if (rc == 0)
+            rc = err_set(err, "engine: deadlock: %u of %u streams never finished (a collective "
+                         "whose members wait on each other)", n_streams - run.n_finished,
+                         n_streams);
+        sg_actor_kill_all();
+    }
+    for (uint32_t s = 0; s < n_streams; s++)
+        sg_sem_destroy(run.sems[s]);
+    free(run.remaining);
+    free(run.waiting);
+    free(run.sems);
+    free(run.actors);
+    free(run.algo);
+    return rc;
+}
+
+void engine_result_fini(EngineResult *r)
+{
+    free(r->op_start_s);
+    free(r->op_end_s);
+    free(r->link_bytes);
+    memory_destroy(r->memory);
+    memset(r, 0, sizeof *r);
+}

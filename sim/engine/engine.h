@@ -1,0 +1,55 @@
+/*
+ * engine.h - executes an event graph on a SimGrid model of the platform.
+ *
+ * Each stream of the graph is an actor on its host (GPU streams on the rank's GPU host, NVMe
+ * and CPU-optimizer streams on the node's CPU host) that runs its ops in order; an op whose
+ * cross-stream dependencies are not done parks its actor on the stream's semaphore until the
+ * last one completes (O(1) per dependency, no allocation while running). COMPUTE becomes a
+ * SimGrid execution, COPY a flow between the host and GPU (D2D a local HBM transfer), DISK an
+ * I/O on the node's NVMe, COLLECTIVE the member's flows from collective.h, ALLOC/FREE an
+ * update of the memory tracker. All contention comes from SimGrid's flow model (CM02, shared
+ * links). SimGrid keeps global state: engine_init() once per process, then any number of
+ * engine_run() calls on that platform. The only place that includes SimGrid headers.
+ */
+#ifndef ZEROSIM_ENGINE_ENGINE_H
+#define ZEROSIM_ENGINE_ENGINE_H
+
+#include "../common/err.h"
+#include "../inputs/ds_config.h"
+#include "../inputs/platform.h"
+#include "../schedule/graph.h"
+#include "collective.h"
+#include "memory.h"
+#include "topology.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct EngineOptions {
+    CollAlgo algo;          /* auto: hier for whole-node groups across nodes, else ring */
+    bool is_stepwise;       /* every ring step as its own flow (validation of fluid mode) */
+    const bool *traced;     /* n_ranks flags: record memory timelines; may be NULL */
+} EngineOptions;
+
+typedef struct EngineResult {
+    double makespan_s;          /* from the first op to the last */
+    uint32_t n_ops;
+    double *op_start_s;         /* per op, relative to the run's start */
+    double *op_end_s;
+    MemTracker *memory;
+    uint32_t n_ranks;
+    double (*link_bytes)[LINK_N_CLASSES]; /* per rank: bytes it sent over each link class */
+    uint64_t n_activities;      /* SimGrid executions, flows and I/Os started */
+    double wall_s;              /* host time spent in SimGrid */
+} EngineResult;
+
+/* Builds the SimGrid platform for p (validated and resized) with GPU speeds for `precision`.
+ * Once per process; fails if called again. */
+int engine_init(const Platform *p, Precision precision, Err *err);
+
+/* Runs a finalised graph whose ranks fit on the platform. Fails (err set) on a deadlock. */
+int engine_run(const Graph *g, const EngineOptions *opts, EngineResult *out, Err *err);
+
+void engine_result_fini(EngineResult *r);
+
+#endif

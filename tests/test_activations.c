@@ -1,0 +1,174 @@
+/*
+ * test_activations.c - activation bytes against Korthikanti et al. 2022, section 4.
+ *
+ * Oracles (no tensor or sequence parallelism, 16-bit activations, 1-byte dropout masks):
+ * a GPT layer keeps s b h (34 + 5 a s / h) bytes (eq. 1); selective recomputation keeps
+ * 34 s b h (section 5); full recomputation keeps each layer's 2 s b h input; the output layer
+ * keeps 4 s b h + 4 s b V (section 4.3). Flash attention keeps no s x s matrices, only a
+ * 4-byte log-sum-exp per head and row (4 a s b). Extensions beyond the paper (fp32
+ * activations, gated MLPs, grouped-query attention) are checked against the same
+ * tensor-by-tensor count done by hand.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "model/activations.h"
+
+#include <string.h>
+
+static ModelConfig gpt(uint64_t h, uint64_t layers, uint64_t heads, uint64_t vocab)
+{
+    ModelConfig c;
+    memset(&c, 0, sizeof c);
+    strcpy(c.name, "test-gpt");
+    c.family = MODEL_FAMILY_GPT2;
+    c.hidden = h;
+    c.n_layers = layers;
+    c.n_heads = heads;
+    c.n_kv_heads = heads;
+    c.head_dim = h / heads;
+    c.ffn_hidden = 4 * h;
+    c.vocab = vocab;
+    c.max_seq = 2048;
+    c.is_tied = true;
+    c.is_qkv_fused = true;
+    return c;
+}
+
+static RunSetup setup_of(uint64_t seq, uint64_t micro_batch, Recompute r, bool flash, unsigned e)
+{
+    return (RunSetup){.seq_len = seq,
+                      .micro_batch = micro_batch,
+                      .grad_accum = 1,
+                      .global_batch = micro_batch,
+                      .n_gpus = 1,
+                      .recompute = r,
+                      .is_flash_attention = flash,
+                      .act_bytes = e};
+}
+
+/* GPT-3 175B, s = 2048, b = 2: 5 a s / h = 80, so a layer is s b h (34 + 80) bytes. */
+static const uint64_t S = 2048, B = 2, H = 12288, A = 96, L = 96, V = 50257;
+
+static void test_activations_bytes_gpt_layer_is_34_plus_5as_over_h(void **state)
+{
+    (void)state;
+    ModelConfig c = gpt(H, L, A, V);
+    RunSetup su = setup_of(S, B, RECOMPUTE_NONE, false, 2);
+    ActivationBytes a;
+    activations_bytes(&c, &su, &a);
+    assert_int_equal(5 * A * S % H, 0);
+    assert_int_equal(a.layer_full, S * B * H * (34 + 5 * A * S / H));
+    assert_int_equal(a.attn_scores, 5 * A * S * S * B);
+    assert_int_equal(a.layer_stored, a.layer_full);
+    assert_int_equal(a.output_layer, 4 * S * B * H + 4 * S * B * V);
+    assert_int_equal(a.checkpoints, 0);
+    assert_int_equal(a.peak, L * a.layer_full + a.output_layer);
+}
+
+/* Where 5 a s / h is not an integer (GPT-2 XL at s = 1000): s b (34 h + 5 a s) exactly. */
+static void test_activations_bytes_gpt_layer_non_integer_ratio(void **state)
+{
+    (void)state;
+    ModelConfig c = gpt(1600, 48, 25, 50257);
+    RunSetup su = setup_of(1000, 3, RECOMPUTE_NONE, false, 2);
+    ActivationBytes a;
+    activations_bytes(&c, &su, &a);
+    assert_int_equal(a.layer_full, 1000ull * 3 * (34 * 1600 + 5 * 25 * 1000));
+}
+
+/* Selective recomputation without flash attention drops the a s^2 b scores: 34 s b h. */
+static void test_activations_bytes_selective_keeps_34sbh(void **state)
+{
+    (void)state;
+    ModelConfig c = gpt(H, L, A, V);
+    RunSetup su = setup_of(S, B, RECOMPUTE_SELECTIVE, false, 2);
+    ActivationBytes a;
+    activations_bytes(&c, &su, &a);
+    assert_int_equal(a.layer_stored, 34 * S * B * H);
+    assert_int_equal(a.layer_full, S * B * H * (34 + 5 * A * S / H));
+    assert_int_equal(a.checkpoints, 0);
+    assert_int_equal(a.peak, L * 34 * S * B * H + a.output_layer);
+}
+
+/* Full recomputation keeps only each layer's input (2 s b h) and rebuilds one layer. */
+static void test_activations_bytes_full_recompute_keeps_layer_inputs(void **state)
+{
+    (void)state;
+    ModelConfig c = gpt(H, L, A, V);
+    RunSetup su = setup_of(S, B, RECOMPUTE_FULL, false, 2);
+    ActivationBytes a;
+    activations_bytes(&c, &su, &a);
+    assert_int_equal(a.checkpoints, L * 2 * S * B * H);
+    assert_int_equal(a.peak, a.checkpoints + a.layer_full + a.output_layer);
+    assert_true(a.peak < L * a.layer_full);
+}
+
+/* Flash attention: no 5 a s / h term, only the 4 a s b log-sum-exp, whatever the
+ * recomputation short of full. */
+static void test_activations_bytes_flash_drops_score_matrices(void **state)
+{
+    (void)state;
+    ModelConfig c = gpt(H, L, A, V);
+    for (int r = RECOMPUTE_NONE; r <= RECOMPUTE_SELECTIVE; r++) {
+        RunSetup su = setup_of(S, B, (Recompute)r, true, 2);
+        ActivationBytes a;
+        activations_bytes(&c, &su, &a);
+        assert_int_equal(a.attn_scores, 0);
+        assert_int_equal(a.layer_full, 34 * S * B * H + 4 * A * S * B);
+        assert_int_equal(a.layer_stored, a.layer_full);
+    }
+}
+
+/* fp32 activations, tensor by tensor with 1-byte masks: attention 4h (LN out) + 4h (Q) + 8h
+ * (K, V) + 4h (proj in) + h (mask) = 21h; MLP 4h + 16h + 16h + h = 37h; norms 8h -> 66h;
+ * scores a s (4 + 1 + 4) = 9 a s. Output layer 2 x 4h + 4V. */
+static void test_activations_bytes_fp32_by_hand(void **state)
+{
+    (void)state;
+    ModelConfig c = gpt(H, L, A, V);
+    RunSetup su = setup_of(S, B, RECOMPUTE_NONE, false, 4);
+    ActivationBytes a;
+    activations_bytes(&c, &su, &a);
+    assert_int_equal(a.layer_full, S * B * (66 * H + 9 * A * S));
+    assert_int_equal(a.output_layer, S * B * (8 * H + 4 * V));
+}
+
+/* Llama-2-70B shape (GQA 64/8 heads of 128, gated MLP f = 28672), 16-bit: attention
+ * 2h + 2q + 4 kv + 2q + h, MLP 2h + 4 x 2f + h, norms 4h, scores 5 a s. */
+static void test_activations_bytes_gqa_gated_by_hand(void **state)
+{
+    (void)state;
+    ModelConfig c = gpt(8192, 80, 64, 32000);
+    c.family = MODEL_FAMILY_LLAMA;
+    c.n_kv_heads = 8;
+    c.head_dim = 128;
+    c.ffn_hidden = 28672;
+    c.is_gated_mlp = true;
+    c.is_qkv_fused = false;
+    const uint64_t s = 4096, b = 1, h = 8192, q = 8192, kv = 1024, f = 28672;
+    RunSetup su = setup_of(s, b, RECOMPUTE_NONE, false, 2);
+    ActivationBytes a;
+    activations_bytes(&c, &su, &a);
+    const uint64_t attn = 2 * h + 2 * q + 4 * kv + 2 * q + h;
+    const uint64_t mlp = 2 * h + 8 * f + h;
+    assert_int_equal(a.layer_full, s * b * (attn + mlp + 4 * h + 5 * 64 * s));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_activations_bytes_gpt_layer_is_34_plus_5as_over_h),
+        cmocka_unit_test(test_activations_bytes_gpt_layer_non_integer_ratio),
+        cmocka_unit_test(test_activations_bytes_selective_keeps_34sbh),
+        cmocka_unit_test(test_activations_bytes_full_recompute_keeps_layer_inputs),
+        cmocka_unit_test(test_activations_bytes_flash_drops_score_matrices),
+        cmocka_unit_test(test_activations_bytes_fp32_by_hand),
+        cmocka_unit_test(test_activations_bytes_gqa_gated_by_hand),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

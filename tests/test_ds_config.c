@@ -1,0 +1,596 @@
+/*
+ * test_ds_config.c - DeepSpeed ds_config.json -> TrainConfig (inputs/ds_config.c).
+ *
+ * DeepSpeed's defaults are applied and recorded, its aliases accepted, its impossible
+ * combinations rejected, the batch triple resolved by DeepSpeed's rule, and every shipped
+ * config loads. Messages are checked exactly: they are the user contract.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "inputs/ds_config.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+
+static bool has_item(const StrList *list, const char *item)
+{
+    for (size_t i = 0; i < list->n_items; i++)
+        if (strcmp(list->items[i], item) == 0)
+            return true;
+    return false;
+}
+
+static void assert_has(const StrList *list, const char *item)
+{
+    if (!has_item(list, item)) {
+        fprintf(stderr, "missing \"%s\" in:\n", item);
+        for (size_t i = 0; i < list->n_items; i++)
+            fprintf(stderr, "  %s\n", list->items[i]);
+    }
+    assert_true(has_item(list, item));
+}
+
+static void parse_ok(const char *text, TrainConfig *cfg)
+{
+    Err err = {0};
+    int rc = ds_config_parse(cfg, "ds.json", text, strlen(text), &err);
+    if (rc != 0)
+        fail_msg("unexpected error: %s", err.msg);
+    assert_false(err.is_set);
+}
+
+static void assert_parse_fails(const char *text, const char *expected)
+{
+    TrainConfig cfg;
+    Err err = {0};
+    assert_int_equal(ds_config_parse(&cfg, "ds.json", text, strlen(text), &err), -1);
+    assert_true(err.is_set);
+    assert_string_equal(err.msg, expected);
+    ds_config_fini(&cfg);
+}
+
+/* ----------------------------------------------------------------------------- defaults */
+
+static void test_stage3_defaults_recorded(void **state)
+{
+    (void)state;
+    TrainConfig c;
+    parse_ok("{\"train_micro_batch_size_per_gpu\": 1, \"zero_optimization\": {\"stage\": 3}}",
+             &c);
+    assert_string_equal(c.file, "ds.json");
+    assert_int_equal(c.zero.stage, 3);
+    assert_true(c.zero.overlap_comm);
+    assert_true(c.zero.contiguous_gradients);
+    assert_true(c.zero.reduce_scatter);
+    assert_int_equal(c.zero.reduce_bucket_size, 500000000);
+    assert_int_equal(c.zero.allgather_bucket_size, 500000000);
+    assert_int_equal(c.zero.sub_group_size, 1000000000);
+    assert_int_equal(c.zero.prefetch_bucket_size, 50000000);
+    assert_int_equal(c.zero.max_live_parameters, 1000000000);
+    assert_int_equal(c.zero.max_reuse_distance, 1000000000);
+    assert_int_equal(c.zero.param_persistence_threshold, 100000);
+    assert_int_equal(c.zero.offload_optimizer.device, OFFLOAD_NONE);
+    assert_int_equal(c.zero.offload_param.device, OFFLOAD_NONE);
+    assert_int_equal(c.precision, PRECISION_FP32);
+    assert_int_equal(ds_config_param_bytes(&c), 4);
+    assert_string_equal(c.optimizer, "adam");
+    assert_int_equal(c.optimizer_n_states, 2);
+    static const char *const expected[] = {
+        "optimizer.type = Adam (mixed-precision Adam, K = 12 in the ZeRO paper)",
+        "zero_optimization.overlap_comm = true",
+        "zero_optimization.contiguous_gradients = true",
+        "zero_optimization.reduce_scatter = true",
+        "zero_optimization.reduce_bucket_size = 500000000",
+        "zero_optimization.allgather_bucket_size = 500000000",
+        "zero_optimization.sub_group_size = 1000000000",
+        "zero_optimization.stage3_prefetch_bucket_size = 50000000",
+        "zero_optimization.stage3_max_live_parameters = 1000000000",
+        "zero_optimization.stage3_max_reuse_distance = 1000000000",
+        "zero_optimization.stage3_param_persistence_threshold = 100000",
+        "precision = fp32 (neither fp16 nor bf16 enabled)",
+    };
+    size_t n = sizeof expected / sizeof expected[0];
+    for (size_t i = 0; i < n; i++)
+        assert_has(&c.defaults_used, expected[i]);
+    assert_int_equal(c.defaults_used.n_items, n);
+    assert_int_equal(c.not_modelled.n_items, 0);
+    ds_config_fini(&c);
+}
+
+/* DeepSpeed: overlap_comm defaults to true for stage 3 only; stage3_* knobs are not read
+ * below stage 3. */
+static void test_stage2_defaults(void **state)
+{
+    (void)state;
+    TrainConfig c;
+    parse_ok("{\"train_micro_batch_size_per_gpu\": 1, \"zero_optimization\": {\"stage\": 2, "
+             "\"stage3_prefetch_bucket_size\": 1000}}",
+             &c);
+    assert_int_equal(c.zero.stage, 2);
+    assert_false(c.zero.overlap_comm);
+    assert_has(&c.defaults_used, "zero_optimization.overlap_comm = false");
+    assert_false(has_item(&c.defaults_used,
+                          "zero_optimization.stage3_prefetch_bucket_size = 50000000"));
+    ds_config_fini(&c);
+}
+
+static void test_no_zero_section_is_stage0(void **state)
+{
+    (void)state;
+    TrainConfig c;
+    parse_ok("{\"train_batch_size\": 32, \"bf16\": {\"enabled\": true}}", &c);
+    assert_int_equal(c.zero.stage, 0);
+    assert_false(c.zero.overlap_comm);
+    assert_has(&c.defaults_used, "zero_optimization.stage = 0");
+    assert_int_equal(c.precision, PRECISION_BF16);
+    assert_int_equal(ds_config_param_bytes(&c), 2);
+    assert_false(has_item(&c.defaults_used, "precision = fp32 (neither fp16 nor bf16 enabled)"));
+    ds_config_fini(&c);
+    /* An explicit null is the same as absent. */
+    parse_ok("{\"train_batch_size\": 32, \"zero_optimization\": null}", &c);
+    assert_int_equal(c.zero.stage, 0);
+    ds_config_fini(&c);
+}
+
+static void test_explicit_values_win(void **state)
+{
+    (void)state;
+    TrainConfig c;
+    parse_ok("{\"train_micro_batch_size_per_gpu\": 2, \"fp16\": {\"enabled\": true, "
+             "\"loss_scale\": 0}, \"optimizer\": {\"type\": \"SGD\"}, \"zero_optimization\": "
+             "{\"stage\": 3, \"overlap_comm\": false, \"reduce_bucket_size\": 2e8, "
+             "\"stage3_max_live_parameters\": 3e8}, \"activation_checkpointing\": "
+             "{\"partition_activations\": true, \"cpu_checkpointing\": true}}",
+             &c);
+    assert_false(c.zero.overlap_comm);
+    assert_int_equal(c.zero.reduce_bucket_size, 200000000);
+    assert_int_equal(c.zero.max_live_parameters, 300000000);
+    assert_int_equal(c.precision, PRECISION_FP16);
+    assert_string_equal(ds_config_precision_name(c.precision), "fp16");
+    assert_string_equal(c.optimizer, "sgd");
+    assert_int_equal(c.optimizer_n_states, 1);
+    assert_true(c.partition_activations);
+    assert_true(c.cpu_checkpointing);
+    assert_false(has_item(&c.defaults_used, "zero_optimization.overlap_comm = true"));
+    assert_has(&c.not_modelled, "fp16.loss_scale");
+    ds_config_fini(&c);
+}
+
+static void test_optimizer_names(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *type, *name;
+        int n_states;
+    } cases[] = {
+        {"Adam", "adam", 2},   {"AdamW", "adamw", 2}, {"OneBitAdam", "onebitadam", 2},
+        {"Lion", "lion", 1},   {"Adagrad", "adagrad", 1}, {"Fused_Adam", "fusedadam", 2},
+        {"LAMB", "lamb", 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[256];
+        snprintf(text, sizeof text, "{\"train_batch_size\": 8, \"optimizer\": {\"type\": "
+                 "\"%s\", \"params\": {\"lr\": 1e-4}}}", cases[i].type);
+        TrainConfig c;
+        parse_ok(text, &c);
+        assert_string_equal(c.optimizer, cases[i].name);
+        assert_int_equal(c.optimizer_n_states, cases[i].n_states);
+        assert_has(&c.not_modelled, "optimizer.params");
+        ds_config_fini(&c);
+    }
+    assert_parse_fails("{\"train_batch_size\": 8, \"optimizer\": {\"type\": \"Adamax\"}}",
+                       "ds.json: optimizer.type: expected a DeepSpeed optimizer (Adam, AdamW, "
+                       "Lamb, OneBitAdam, ZeroOneAdam, OneBitLamb, Adagrad, Lion, SGD), got "
+                       "\"Adamax\"");
+}
+
+static void test_offload_defaults(void **state)
+{
+    (void)state;
+    TrainConfig c;
+    parse_ok("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3, "
+             "\"offload_optimizer\": {\"device\": \"cpu\"}, \"offload_param\": {\"device\": "
+             "\"nvme\", \"nvme_path\": \"/local_nvme\"}}}",
+             &c);
+    const OffloadConfig *o = &c.zero.offload_optimizer, *p = &c.zero.offload_param;
+    assert_int_equal(o->device, OFFLOAD_CPU);
+    assert_false(o->pin_memory);
+    assert_int_equal(o->buffer_count, 4);
+    assert_false(o->pipeline_read);
+    assert_false(o->pipeline_write);
+    assert_true(o->ratio == 1.0);
+    assert_int_equal(p->device, OFFLOAD_NVME);
+    assert_string_equal(ds_config_offload_name(p->device), "nvme");
+    assert_int_equal(p->buffer_count, 5);
+    assert_int_equal(p->buffer_size, 100000000);
+    assert_int_equal(p->max_in_cpu, 1000000000);
+    assert_has(&c.defaults_used, "zero_optimization.offload_optimizer.buffer_count = 4");
+    assert_has(&c.defaults_used, "zero_optimization.offload_param.buffer_size = 100000000");
+    assert_has(&c.defaults_used, "zero_optimization.offload_param.pin_memory = false");
+    assert_has(&c.not_modelled, "zero_optimization.offload_param.nvme_path");
+    ds_config_fini(&c);
+}
+
+/* ------------------------------------------------------------------------------ aliases */
+
+static void test_alias_accepted(void **state)
+{
+    (void)state;
+    TrainConfig c;
+    parse_ok("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3, "
+             "\"prefetch_bucket_size\": 1000, \"max_live_parameters\": 2000, "
+             "\"max_reuse_distance\": 3000, \"param_persistence_threshold\": 4000}}",
+             &c);
+    assert_int_equal(c.zero.prefetch_bucket_size, 1000);
+    assert_int_equal(c.zero.max_live_parameters, 2000);
+    assert_int_equal(c.zero.max_reuse_distance, 3000);
+    assert_int_equal(c.zero.param_persistence_threshold, 4000);
+    assert_false(has_item(&c.defaults_used,
+                          "zero_optimization.stage3_prefetch_bucket_size = 50000000"));
+    ds_config_fini(&c);
+
+    parse_ok("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3, "
+             "\"stage3_prefetch_bucket_size\": 5e6}}",
+             &c);
+    assert_int_equal(c.zero.prefetch_bucket_size, 5000000);
+    ds_config_fini(&c);
+}
+
+static void test_alias_and_name_both_given(void **state)
+{
+    (void)state;
+    assert_parse_fails("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3, "
+                       "\"stage3_prefetch_bucket_size\": 5e7, \"prefetch_bucket_size\": 5e7}}",
+                       "ds.json: zero_optimization.prefetch_bucket_size: expected only one of "
+                       "\"stage3_prefetch_bucket_size\" and its alias \"prefetch_bucket_size\", "
+                       "got both");
+    assert_parse_fails("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3, "
+                       "\"max_reuse_distance\": 1, \"stage3_max_reuse_distance\": 2}}",
+                       "ds.json: zero_optimization.max_reuse_distance: expected only one of "
+                       "\"stage3_max_reuse_distance\" and its alias \"max_reuse_distance\", got "
+                       "both");
+}
+
+/* ------------------------------------------------------------------------------- errors */
+
+static void test_typo_in_zero_section(void **state)
+{
+    (void)state;
+    assert_parse_fails("{\n  \"train_batch_size\": 8,\n  \"zero_optimization\": {\n"
+                       "    \"stage\": 3,\n    \"stage3_prefetch_bucket_sise\": 5e7\n  }\n}\n",
+                       "ds.json: zero_optimization.stage3_prefetch_bucket_sise: expected a "
+                       "known key, got unknown key \"stage3_prefetch_bucket_sise\" (did you mean "
+                       "\"stage3_prefetch_bucket_size\"?)");
+    assert_parse_fails("{\"train_batch_sise\": 8}",
+                       "ds.json: train_batch_sise: expected a known key, got unknown key "
+                       "\"train_batch_sise\" (did you mean \"train_batch_size\"?)");
+    assert_parse_fails("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3, "
+                       "\"offload_param\": {\"device\": \"cpu\", \"pin_memmory\": true}}}",
+                       "ds.json: zero_optimization.offload_param.pin_memmory: expected a known "
+                       "key, got unknown key \"pin_memmory\" (did you mean \"pin_memory\"?)");
+}
+
+static void test_not_modelled_keys_are_warnings(void **state)
+{
+    (void)state;
+    TrainConfig c;
+    parse_ok("{\"train_batch_size\": 8, \"steps_per_print\": 10, \"gradient_clipping\": 1.0, "
+             "\"zero_optimization\": {\"stage\": 2, \"round_robin_gradients\": true}, "
+             "\"bf16\": {\"enabled\": true, \"immediate_grad_update\": false}}",
+             &c);
+    assert_int_equal(c.not_modelled.n_items, 4);
+    assert_string_equal(c.not_modelled.items[0], "steps_per_print");
+    assert_string_equal(c.not_modelled.items[1], "gradient_clipping");
+    assert_has(&c.not_modelled, "zero_optimization.round_robin_gradients");
+    assert_has(&c.not_modelled, "bf16.immediate_grad_update");
+    ds_config_fini(&c);
+}
+
+static void test_offload_param_needs_stage3(void **state)
+{
+    (void)state;
+    assert_parse_fails("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 2, "
+                       "\"offload_param\": {\"device\": \"cpu\"}}}",
+                       "ds.json: zero_optimization.offload_param.device: expected \"none\" "
+                       "unless zero_optimization.stage is 3 (parameter offload needs ZeRO-3), "
+                       "got \"cpu\" with stage 2");
+    /* device "none" is fine at any stage. */
+    TrainConfig c;
+    parse_ok("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 2, "
+             "\"offload_param\": {\"device\": \"none\"}}}",
+             &c);
+    assert_int_equal(c.zero.offload_param.device, OFFLOAD_NONE);
+    ds_config_fini(&c);
+}
+
+static void test_nvme_optimizer_needs_stage3(void **state)
+{
+    (void)state;
+    assert_parse_fails("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 2, "
+                       "\"offload_optimizer\": {\"device\": \"nvme\"}}}",
+                       "ds.json: zero_optimization.offload_optimizer.device: expected \"cpu\" "
+                       "or \"none\" with stage 2 (NVMe offload is ZeRO-Infinity, stage 3), got "
+                       "\"nvme\"");
+    assert_parse_fails("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 0, "
+                       "\"offload_optimizer\": {\"device\": \"cpu\"}}}",
+                       "ds.json: zero_optimization.offload_optimizer.device: expected \"none\" "
+                       "with stage 0 (optimizer offload needs ZeRO stage 1, 2 or 3), got \"cpu\"");
+    assert_parse_fails("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3, "
+                       "\"offload_optimizer\": {\"device\": \"gpu\"}}}",
+                       "ds.json: zero_optimization.offload_optimizer.device: expected one of "
+                       "\"none\", \"cpu\", \"nvme\", got \"gpu\"");
+    assert_parse_fails("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3, "
+                       "\"offload_optimizer\": {\"device\": \"cpu\", \"ratio\": 1.5}}}",
+                       "ds.json: zero_optimization.offload_optimizer.ratio: expected number in "
+                       "[0, 1], got 1.5");
+}
+
+static void test_fp16_and_bf16(void **state)
+{
+    (void)state;
+    assert_parse_fails("{\"train_batch_size\": 8, \"fp16\": {\"enabled\": true}, \"bf16\": "
+                       "{\"enabled\": true}}",
+                       "ds.json: bf16.enabled: expected at most one of fp16.enabled and "
+                       "bf16.enabled to be true, got both");
+    assert_parse_fails("{\"train_batch_size\": 8, \"fp16\": {\"enabled\": \"auto\"}}",
+                       "ds.json: fp16.enabled: expected true or false, got \"auto\"");
+    assert_parse_fails("{\"train_batch_size\": 8, \"bf16\": true}",
+                       "ds.json: bf16: expected an object, got true");
+    /* Both present but only one enabled is fine. */
+    TrainConfig c;
+    parse_ok("{\"train_batch_size\": 8, \"fp16\": {\"enabled\": false}, \"bf16\": "
+             "{\"enabled\": true}}",
+             &c);
+    assert_int_equal(c.precision, PRECISION_BF16);
+    ds_config_fini(&c);
+}
+
+static void test_stage_out_of_range(void **state)
+{
+    (void)state;
+    assert_parse_fails("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 4}}",
+                       "ds.json: zero_optimization.stage: expected integer in [0, 3], got 4");
+    assert_parse_fails("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": -1}}",
+                       "ds.json: zero_optimization.stage: expected integer in [0, 3], got -1");
+    assert_parse_fails("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": \"3\"}}",
+                       "ds.json: zero_optimization.stage: expected integer in [0, 3], got "
+                       "\"3\"");
+    assert_parse_fails("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 2.5}}",
+                       "ds.json: zero_optimization.stage: expected integer in [0, 3], got 2.5");
+}
+
+static void test_wrong_types(void **state)
+{
+    (void)state;
+    assert_parse_fails("{\"train_batch_size\": \"auto\"}",
+                       "ds.json: train_batch_size: expected integer in [1, 2147483648], got "
+                       "\"auto\"");
+    assert_parse_fails("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 2, "
+                       "\"reduce_bucket_size\": \"auto\"}}",
+                       "ds.json: zero_optimization.reduce_bucket_size: expected integer >= 1, "
+                       "got \"auto\"");
+    assert_parse_fails("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 2, "
+                       "\"overlap_comm\": 1}}",
+                       "ds.json: zero_optimization.overlap_comm: expected true or false, got 1");
+    assert_parse_fails("{\"train_batch_size\": 8, \"zero_optimization\": 2}",
+                       "ds.json: zero_optimization: expected an object, got 2");
+    assert_parse_fails("[]", "ds.json: (top level): expected an object, got an array");
+}
+
+static void test_batch_missing(void **state)
+{
+    (void)state;
+    assert_parse_fails("{\"gradient_accumulation_steps\": 4}",
+                       "ds.json: train_micro_batch_size_per_gpu: expected it or "
+                       "train_batch_size (DeepSpeed needs one of them), got neither");
+    assert_parse_fails("{\"train_micro_batch_size_per_gpu\": 0}",
+                       "ds.json: train_micro_batch_size_per_gpu: expected integer in [1, "
+                       "2147483648], got 0");
+}
+
+/* -------------------------------------------------------------------- batch resolution */
+
+typedef struct BatchCase {
+    const char *text;
+    uint64_t dp;
+    uint64_t global, micro, accum;
+    const char *recorded; /* one default expected in defaults_used, or NULL */
+} BatchCase;
+
+static void test_batch_resolution(void **state)
+{
+    (void)state;
+    static const BatchCase cases[] = {
+        /* all three, consistent */
+        {"{\"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": 4, "
+         "\"gradient_accumulation_steps\": 2}", 8, 64, 4, 2, NULL},
+        /* batch and micro: accumulation derived */
+        {"{\"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": 4}", 8, 64, 4, 2,
+         "gradient_accumulation_steps = 2 (derived)"},
+        /* batch and accumulation: micro derived */
+        {"{\"train_batch_size\": 64, \"gradient_accumulation_steps\": 2}", 8, 64, 4, 2,
+         "train_micro_batch_size_per_gpu = 4 (derived)"},
+        /* micro and accumulation: batch derived */
+        {"{\"train_micro_batch_size_per_gpu\": 4, \"gradient_accumulation_steps\": 3}", 8, 96, 4,
+         3, "train_batch_size = 96 (derived)"},
+        /* micro alone: accumulation 1 */
+        {"{\"train_micro_batch_size_per_gpu\": 4}", 8, 32, 4, 1,
+         "gradient_accumulation_steps = 1"},
+        /* batch alone: accumulation 1, micro derived */
+        {"{\"train_batch_size\": 64}", 8, 64, 8, 1,
+         "train_micro_batch_size_per_gpu = 8 (derived)"},
+        /* one GPU */
+        {"{\"train_batch_size\": 6}", 1, 6, 6, 1, "gradient_accumulation_steps = 1"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        TrainConfig c;
+        parse_ok(cases[i].text, &c);
+        BatchPlan plan;
+        Err err = {0};
+        int rc = ds_config_resolve_batch(&c, cases[i].dp, &plan, &err);
+        if (rc != 0)
+            fail_msg("case %zu: %s", i, err.msg);
+        assert_int_equal(plan.global_batch, cases[i].global);
+        assert_int_equal(plan.micro_batch, cases[i].micro);
+        assert_int_equal(plan.grad_accum, cases[i].accum);
+        assert_int_equal(plan.global_batch, plan.micro_batch * plan.grad_accum * cases[i].dp);
+        if (cases[i].recorded)
+            assert_has(&c.defaults_used, cases[i].recorded);
+        ds_config_fini(&c);
+    }
+}
+
+static void assert_batch_fails(const char *text, uint64_t dp, const char *expected)
+{
+    TrainConfig c;
+    parse_ok(text, &c);
+    BatchPlan plan;
+    Err err = {0};
+    assert_int_equal(ds_config_resolve_batch(&c, dp, &plan, &err), -1);
+    assert_string_equal(err.msg, expected);
+    ds_config_fini(&c);
+}
+
+static void test_batch_errors(void **state)
+{
+    (void)state;
+    assert_batch_fails("{\"train_batch_size\": 100, \"train_micro_batch_size_per_gpu\": 4, "
+                       "\"gradient_accumulation_steps\": 2}",
+                       8,
+                       "ds.json: train_batch_size: expected train_micro_batch_size_per_gpu x "
+                       "gradient_accumulation_steps x GPUs = 4 x 2 x 8 = 64, got 100");
+    assert_batch_fails("{\"train_batch_size\": 60, \"train_micro_batch_size_per_gpu\": 4}", 8,
+                       "ds.json: train_batch_size: expected a multiple of "
+                       "train_micro_batch_size_per_gpu x GPUs = 32, got 60");
+    /* Smaller than one micro-batch per GPU is not a multiple either. */
+    assert_batch_fails("{\"train_batch_size\": 16, \"train_micro_batch_size_per_gpu\": 4}", 8,
+                       "ds.json: train_batch_size: expected a multiple of "
+                       "train_micro_batch_size_per_gpu x GPUs = 32, got 16");
+    assert_batch_fails("{\"train_batch_size\": 60, \"gradient_accumulation_steps\": 2}", 8,
+                       "ds.json: train_batch_size: expected a multiple of "
+                       "gradient_accumulation_steps x GPUs = 16, got 60");
+    assert_batch_fails("{\"train_batch_size\": 60}", 8,
+                       "ds.json: train_batch_size: expected a multiple of the GPU count 8, got "
+                       "60");
+    assert_batch_fails("{\"train_batch_size\": 4}", 8,
+                       "ds.json: train_batch_size: expected a multiple of the GPU count 8, got "
+                       "4");
+}
+
+/* ----------------------------------------------------------------------------- shipped */
+
+static void test_every_shipped_config_loads(void **state)
+{
+    (void)state;
+    DIR *dir = opendir(ZEROSIM_SOURCE_DIR "/workloads/ds_configs");
+    assert_non_null(dir);
+    int n_loaded = 0;
+    for (struct dirent *e = readdir(dir); e != NULL; e = readdir(dir)) {
+        size_t n = strlen(e->d_name);
+        if (n < 6 || strcmp(e->d_name + n - 5, ".json") != 0)
+            continue;
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(n - 5), e->d_name);
+        TrainConfig c;
+        Err err = {0};
+        int rc = ds_config_load(&c, name, ZEROSIM_SOURCE_DIR, &err);
+        if (rc != 0)
+            fprintf(stderr, "%s: %s\n", name, err.msg);
+        assert_int_equal(rc, 0);
+        BatchPlan plan;
+        rc = ds_config_resolve_batch(&c, 64, &plan, &err);
+        if (rc != 0)
+            fprintf(stderr, "%s: %s\n", name, err.msg);
+        assert_int_equal(rc, 0);
+        ds_config_fini(&c);
+        n_loaded++;
+    }
+    closedir(dir);
+    assert_true(n_loaded >= 7);
+}
+
+static void test_shipped_configs_as_documented(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        int stage;
+        OffloadDevice optimizer, param;
+        Precision precision;
+    } cases[] = {
+        {"zero0", 0, OFFLOAD_NONE, OFFLOAD_NONE, PRECISION_BF16},
+        {"zero1", 1, OFFLOAD_NONE, OFFLOAD_NONE, PRECISION_BF16},
+        {"zero2", 2, OFFLOAD_NONE, OFFLOAD_NONE, PRECISION_BF16},
+        {"zero3", 3, OFFLOAD_NONE, OFFLOAD_NONE, PRECISION_BF16},
+        {"zero2-offload-cpu", 2, OFFLOAD_CPU, OFFLOAD_NONE, PRECISION_FP16},
+        {"zero3-offload-cpu", 3, OFFLOAD_CPU, OFFLOAD_CPU, PRECISION_BF16},
+        {"zero3-infinity-nvme", 3, OFFLOAD_NVME, OFFLOAD_NVME, PRECISION_BF16},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        TrainConfig c;
+        Err err = {0};
+        assert_int_equal(ds_config_load(&c, cases[i].name, ZEROSIM_SOURCE_DIR, &err), 0);
+        assert_int_equal(c.zero.stage, cases[i].stage);
+        assert_int_equal(c.zero.offload_optimizer.device, cases[i].optimizer);
+        assert_int_equal(c.zero.offload_param.device, cases[i].param);
+        assert_int_equal(c.precision, cases[i].precision);
+        assert_int_equal(c.micro_batch_per_gpu, 4);
+        assert_int_equal(c.grad_accum_steps, 1);
+        assert_has(&c.not_modelled, "optimizer.params");
+        ds_config_fini(&c);
+    }
+    TrainConfig c;
+    Err err = {0};
+    assert_int_equal(ds_config_load(&c, "zero3-infinity-nvme", ZEROSIM_SOURCE_DIR, &err), 0);
+    assert_has(&c.not_modelled, "aio");
+    assert_has(&c.not_modelled, "zero_optimization.offload_optimizer.nvme_path");
+    assert_has(&c.not_modelled, "zero_optimization.offload_param.nvme_path");
+    assert_int_equal(c.zero.prefetch_bucket_size, 10000000);
+    ds_config_fini(&c);
+}
+
+static void test_load_unknown_name(void **state)
+{
+    (void)state;
+    TrainConfig c;
+    Err err = {0};
+    assert_int_equal(ds_config_load(&c, "zero4", ZEROSIM_SOURCE_DIR, &err), -1);
+    assert_string_equal(err.msg, "config \"zero4\": expected a .json path or a shipped name "
+                                 "(zero0, zero1, zero2, zero2-offload-cpu, zero3, "
+                                 "zero3-infinity-nvme, zero3-offload-cpu), got neither");
+    ds_config_fini(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stage3_defaults_recorded),
+        cmocka_unit_test(test_stage2_defaults),
+        cmocka_unit_test(test_no_zero_section_is_stage0),
+        cmocka_unit_test(test_explicit_values_win),
+        cmocka_unit_test(test_optimizer_names),
+        cmocka_unit_test(test_offload_defaults),
+        cmocka_unit_test(test_alias_accepted),
+        cmocka_unit_test(test_alias_and_name_both_given),
+        cmocka_unit_test(test_typo_in_zero_section),
+        cmocka_unit_test(test_not_modelled_keys_are_warnings),
+        cmocka_unit_test(test_offload_param_needs_stage3),
+        cmocka_unit_test(test_nvme_optimizer_needs_stage3),
+        cmocka_unit_test(test_fp16_and_bf16),
+        cmocka_unit_test(test_stage_out_of_range),
+        cmocka_unit_test(test_wrong_types),
+        cmocka_unit_test(test_batch_missing),
+        cmocka_unit_test(test_batch_resolution),
+        cmocka_unit_test(test_batch_errors),
+        cmocka_unit_test(test_every_shipped_config_loads),
+        cmocka_unit_test(test_shipped_configs_as_documented),
+        cmocka_unit_test(test_load_unknown_name),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,170 @@
+/*
+ * test_estimate.c - `zerosim estimate` end to end from the shipped presets.
+ *
+ * The acceptance cases: GPT-3 175B under ZeRO-3 on 1024 A100s holds exactly 16 Psi / 1024
+ * bytes of model states per GPU (ZeRO Table 1; Psi is a multiple of h = 12288 and so of 1024,
+ * leaving no partition padding); a 1.5B GPT-2 under ZeRO-2 on one 8-GPU DGX A100 fits in
+ * 80 GiB at sequence length 1024; GPT-3 175B under plain data parallelism (16 Psi = 2.8 TB per
+ * GPU) does not. Options mirror the CLI's defaults (no recomputation, flash attention on).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "model/estimate.h"
+
+#include <stdio.h>
+
+typedef struct Inputs {
+    ModelConfig model;
+    TrainConfig train;
+    Platform platform;
+} Inputs;
+
+static void load(Inputs *in, const char *model, const char *config, const char *platform,
+                 uint64_t gpus)
+{
+    Err err = {0};
+    int rc = model_config_load(&in->model, model, ZEROSIM_SOURCE_DIR, &err) ||
+             ds_config_load(&in->train, config, ZEROSIM_SOURCE_DIR, &err) ||
+             platform_load(&in->platform, platform, ZEROSIM_SOURCE_DIR, &err) ||
+             platform_resize(&in->platform, gpus, 0, &err);
+    if (rc != 0)
+        fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(rc, 0);
+    assert_int_equal(platform_n_gpus(&in->platform), gpus);
+}
+
+static void fini(Inputs *in)
+{
+    model_config_fini(&in->model);
+    ds_config_fini(&in->train);
+}
+
+static void build(Inputs *in, const EstimateOptions *opts, Estimate *est)
+{
+    Err err = {0};
+    int rc = estimate_build(&in->model, &in->train, &in->platform, opts, est, &err);
+    if (rc != 0)
+        fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(rc, 0);
+}
+
+/* The acceptance: gpt3-175b, zero3, dgx-a100-80g resized to 1024 GPUs. */
+static void test_estimate_build_gpt3_zero3_1024_gpus_is_16psi_over_n(void **state)
+{
+    (void)state;
+    Inputs in;
+    load(&in, "gpt3-175b", "zero3", "dgx-a100-80g", 1024);
+    EstimateOptions opts = {0, RECOMPUTE_NONE, true};
+    Estimate est;
+    build(&in, &opts, &est);
+
+    const uint64_t h = 12288, psi = est.params.total;
+    assert_int_equal(psi, 96 * (12 * h * h + 13 * h) + 50257 * h + 2048 * h + 2 * h);
+    assert_int_equal(psi % 1024, 0);
+    assert_int_equal(est.mem.gpu_model_states, 16 * psi / 1024);
+    assert_true(est.paper_model_states_bytes == (double)(16 * psi / 1024));
+    assert_int_equal(est.mem.gpu_params, 2 * psi / 1024);
+    assert_int_equal(est.mem.gpu_grads, 2 * psi / 1024);
+    assert_int_equal(est.mem.gpu_optimizer, 12 * psi / 1024);
+
+    /* the batch from zero3.json (micro 4, accumulation 1) over 1024 ranks, s = n_positions */
+    assert_int_equal(est.setup.n_gpus, 1024);
+    assert_int_equal(est.setup.micro_batch, 4);
+    assert_int_equal(est.setup.grad_accum, 1);
+    assert_int_equal(est.setup.global_batch, 4096);
+    assert_int_equal(est.setup.seq_len, 2048);
+    assert_int_equal(est.setup.act_bytes, 2);
+
+    /* DeepSpeed's ZeRO-3 estimator beside it: 4 L + int(18 P / G) */
+    assert_true(est.has_ds_estimate);
+    DsEstimate ds = ds_estimator_zero3(psi, est.params.largest_module, 8, 128, false, false, true,
+                                       DS_ESTIMATOR_BUFFER_FACTOR);
+    assert_int_equal(est.ds_estimate.gpu_bytes, ds.gpu_bytes);
+    assert_int_equal(est.ds_estimate.cpu_bytes, ds.cpu_bytes);
+
+    /* ZeRO-3 at 1024 ranks moves 3 Psi x (N-1)/N, less the resident vectors */
+    assert_true(est.comm.total_in_psi < 3.0 && est.comm.total_in_psi > 2.99);
+    fini(&in);
+}
+
+/* GPT-2 1.5B, zero2, 8 GPUs of 80 GiB, s = 1024: fits, with room to spare. */
+static void test_estimate_build_gpt2_1_5b_zero2_fits_on_dgx(void **state)
+{
+    (void)state;
+    Inputs in;
+    load(&in, "gpt2-1.5b", "zero2", "dgx-a100-80g", 8);
+    EstimateOptions opts = {1024, RECOMPUTE_NONE, true};
+    Estimate est;
+    build(&in, &opts, &est);
+    const uint64_t psi = est.params.total, part = (psi + 7) / 8;
+    assert_int_equal(est.mem.gpu_model_states, 2 * psi + 14 * part);
+    assert_int_equal(est.gpu_peak,
+                     est.mem.gpu_model_states + est.mem.gpu_buffers + est.gpu_activations);
+    assert_int_equal(est.gpu_activations, est.act.peak);
+    assert_int_equal(est.gpu_capacity, 80ull << 30); /* A100 80GB: 81920 MiB */
+    assert_true(est.fits_gpu);
+    assert_true(est.fits);
+    assert_true(est.has_ds_estimate);
+
+    /* still fits without flash attention (the s x s scores kept: ~36 GB of activations) */
+    opts.is_flash_attention = false;
+    build(&in, &opts, &est);
+    assert_true(est.act.attn_scores > 0);
+    assert_true(est.fits_gpu);
+    fini(&in);
+}
+
+/* GPT-3 175B under DDP (zero0) on 8 GPUs: 16 Psi = 2.8 TB per GPU cannot fit. */
+static void test_estimate_build_gpt3_zero0_does_not_fit(void **state)
+{
+    (void)state;
+    Inputs in;
+    load(&in, "gpt3-175b", "zero0", "dgx-a100-80g", 8);
+    EstimateOptions opts = {0, RECOMPUTE_FULL, true};
+    Estimate est;
+    build(&in, &opts, &est);
+    assert_int_equal(est.mem.gpu_model_states, 16 * est.params.total);
+    assert_true(est.paper_model_states_bytes == 16.0 * (double)est.params.total);
+    assert_false(est.has_ds_estimate);
+    assert_true(est.gpu_peak > est.gpu_capacity);
+    assert_false(est.fits_gpu);
+    assert_false(est.fits);
+    fini(&in);
+}
+
+/* The composed record agrees with its parts: Megatron FLOPs with full recompute and the
+ * compute-bound step time is hardware FLOPs over (efficiency x peak x GPUs). */
+static void test_estimate_build_composes_flops_and_time(void **state)
+{
+    (void)state;
+    Inputs in;
+    load(&in, "gpt3-175b", "zero3", "dgx-a100-80g", 1024);
+    EstimateOptions opts = {2048, RECOMPUTE_FULL, false};
+    Estimate est;
+    build(&in, &opts, &est);
+    const double megatron = flops_megatron_formula(4096, 2048, 96, 12288, 50257, true);
+    assert_true(est.flops.megatron == megatron);
+    assert_true(est.flops.hardware > 0.999999999 * megatron &&
+                est.flops.hardware < 1.000000001 * megatron);
+    const double rate = platform_peak_flops_per_s(&in.platform, in.train.precision) *
+                        in.platform.gpu.gemm_efficiency * 1024.0;
+    assert_true(est.compute_bound_step_s == est.flops.hardware / rate);
+    assert_true(est.compute_bound_step_s > 0);
+    fini(&in);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_estimate_build_gpt3_zero3_1024_gpus_is_16psi_over_n),
+        cmocka_unit_test(test_estimate_build_gpt2_1_5b_zero2_fits_on_dgx),
+        cmocka_unit_test(test_estimate_build_gpt3_zero0_does_not_fit),
+        cmocka_unit_test(test_estimate_build_composes_flops_and_time),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,554 @@
+/*
+ * test_model_config.c - HuggingFace config.json -> ModelConfig (inputs/model_config.c).
+ *
+ * Each supported family parses from the text HuggingFace publishes; an unknown model_type is
+ * read by its key style with a note; shape errors, typos, wrong types and missing keys fail
+ * with the exact messages users see.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "inputs/model_config.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+
+static bool has_item(const StrList *list, const char *item)
+{
+    for (size_t i = 0; i < list->n_items; i++)
+        if (strcmp(list->items[i], item) == 0)
+            return true;
+    return false;
+}
+
+static void dump(const StrList *list, const char *what)
+{
+    for (size_t i = 0; i < list->n_items; i++)
+        fprintf(stderr, "  %s: %s\n", what, list->items[i]);
+}
+
+static void assert_has(const StrList *list, const char *item)
+{
+    if (!has_item(list, item)) {
+        fprintf(stderr, "missing \"%s\" in:\n", item);
+        dump(list, "item");
+    }
+    assert_true(has_item(list, item));
+}
+
+static void parse_ok(const char *text, ModelConfig *cfg)
+{
+    Err err = {0};
+    int rc = model_config_parse(cfg, "config.json", text, strlen(text), &err);
+    if (rc != 0)
+        fail_msg("unexpected error: %s", err.msg);
+    assert_false(err.is_set);
+}
+
+static void assert_parse_fails(const char *text, const char *expected)
+{
+    ModelConfig cfg;
+    Err err = {0};
+    assert_int_equal(model_config_parse(&cfg, "config.json", text, strlen(text), &err), -1);
+    assert_true(err.is_set);
+    assert_string_equal(err.msg, expected);
+    model_config_fini(&cfg);
+}
+
+/* ------------------------------------------------------------------------------ families */
+
+/* GPT-2 XL as published (n_inner null). */
+static const char gpt2_xl[] =
+    "{\n"
+    "  \"architectures\": [\"GPT2LMHeadModel\"],\n"
+    "  \"model_type\": \"gpt2\",\n"
+    "  \"n_embd\": 1600,\n"
+    "  \"n_layer\": 48,\n"
+    "  \"n_head\": 25,\n"
+    "  \"n_positions\": 1024,\n"
+    "  \"n_ctx\": 1024,\n"
+    "  \"vocab_size\": 50257,\n"
+    "  \"n_inner\": null,\n"
+    "  \"activation_function\": \"gelu_new\",\n"
+    "  \"layer_norm_epsilon\": 1e-05,\n"
+    "  \"resid_pdrop\": 0.1\n"
+    "}\n";
+
+static void test_gpt2(void **state)
+{
+    (void)state;
+    ModelConfig c;
+    parse_ok(gpt2_xl, &c);
+    assert_int_equal(c.family, MODEL_FAMILY_GPT2);
+    assert_string_equal(c.model_type, "gpt2");
+    assert_string_equal(c.name, "config.json");
+    assert_int_equal(c.hidden, 1600);
+    assert_int_equal(c.n_layers, 48);
+    assert_int_equal(c.n_heads, 25);
+    assert_int_equal(c.n_kv_heads, 25);
+    assert_int_equal(c.head_dim, 64);
+    assert_int_equal(c.ffn_hidden, 6400);
+    assert_int_equal(c.vocab, 50257);
+    assert_int_equal(c.max_seq, 1024);
+    assert_false(c.is_gated_mlp);
+    assert_true(c.has_linear_bias);
+    assert_true(c.has_norm_bias);
+    assert_true(c.has_learned_pos);
+    assert_true(c.is_tied);
+    assert_true(c.is_qkv_fused);
+    /* Defaults applied are recorded with their reason. */
+    assert_has(&c.defaults_used, "n_inner = 6400 (4 x n_embd, GPT2Config)");
+    assert_has(&c.defaults_used, "tie_word_embeddings = true (GPT2Config default)");
+    assert_int_equal(c.defaults_used.n_items, 2);
+    /* Keys HuggingFace defines but zerosim does not model, in file order. */
+    assert_int_equal(c.not_modelled.n_items, 3);
+    assert_string_equal(c.not_modelled.items[0], "architectures");
+    assert_string_equal(c.not_modelled.items[1], "layer_norm_epsilon");
+    assert_string_equal(c.not_modelled.items[2], "resid_pdrop");
+    model_config_fini(&c);
+}
+
+/* GPT-2 with every optional key absent: GPT2Config defaults. */
+static void test_gpt2_defaults(void **state)
+{
+    (void)state;
+    ModelConfig c;
+    parse_ok("{\"model_type\": \"gpt2\", \"n_embd\": 768, \"n_layer\": 12, \"n_head\": 12, "
+             "\"n_inner\": 3000}",
+             &c);
+    assert_int_equal(c.ffn_hidden, 3000);
+    assert_int_equal(c.max_seq, 1024);
+    assert_int_equal(c.vocab, 50257);
+    assert_has(&c.defaults_used, "n_positions = 1024 (GPT2Config default)");
+    assert_has(&c.defaults_used, "vocab_size = 50257 (GPT2Config default)");
+    assert_false(has_item(&c.defaults_used, "n_inner = 3072 (4 x n_embd, GPT2Config)"));
+    model_config_fini(&c);
+}
+
+/* Llama 2 70B: grouped-query attention with 8 KV heads. */
+static const char llama2_70b[] =
+    "{\n"
+    "  \"architectures\": [\"LlamaForCausalLM\"],\n"
+    "  \"hidden_act\": \"silu\",\n"
+    "  \"hidden_size\": 8192,\n"
+    "  \"intermediate_size\": 28672,\n"
+    "  \"max_position_embeddings\": 4096,\n"
+    "  \"model_type\": \"llama\",\n"
+    "  \"num_attention_heads\": 64,\n"
+    "  \"num_hidden_layers\": 80,\n"
+    "  \"num_key_value_heads\": 8,\n"
+    "  \"rms_norm_eps\": 1e-05,\n"
+    "  \"rope_scaling\": null,\n"
+    "  \"tie_word_embeddings\": false,\n"
+    "  \"vocab_size\": 32000\n"
+    "}\n";
+
+static void test_llama_gqa(void **state)
+{
+    (void)state;
+    ModelConfig c;
+    parse_ok(llama2_70b, &c);
+    assert_int_equal(c.family, MODEL_FAMILY_LLAMA);
+    assert_int_equal(c.hidden, 8192);
+    assert_int_equal(c.n_layers, 80);
+    assert_int_equal(c.n_heads, 64);
+    assert_int_equal(c.n_kv_heads, 8);
+    assert_int_equal(c.head_dim, 128);
+    assert_int_equal(c.ffn_hidden, 28672);
+    assert_int_equal(c.vocab, 32000);
+    assert_int_equal(c.max_seq, 4096);
+    assert_true(c.is_gated_mlp);
+    assert_false(c.has_linear_bias);
+    assert_false(c.has_norm_bias);
+    assert_false(c.has_learned_pos);
+    assert_false(c.is_tied);
+    assert_false(c.is_qkv_fused);
+    assert_int_equal(c.defaults_used.n_items, 0);
+    assert_has(&c.not_modelled, "architectures");
+    assert_has(&c.not_modelled, "rms_norm_eps");
+    assert_has(&c.not_modelled, "rope_scaling");
+    model_config_fini(&c);
+}
+
+/* Without num_key_value_heads a Llama has multi-head attention; head_dim may be explicit. */
+static void test_llama_defaults_and_head_dim(void **state)
+{
+    (void)state;
+    ModelConfig c;
+    parse_ok("{\"model_type\": \"mistral\", \"hidden_size\": 5120, \"num_hidden_layers\": 40, "
+             "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"head_dim\": 128, "
+             "\"intermediate_size\": 14336, \"vocab_size\": 131072, "
+             "\"max_position_embeddings\": 131072, \"tie_word_embeddings\": false}",
+             &c);
+    assert_int_equal(c.family, MODEL_FAMILY_LLAMA);
+    assert_int_equal(c.head_dim, 128); /* not 5120 / 32 = 160 */
+    assert_int_equal(c.n_kv_heads, 8);
+    model_config_fini(&c);
+
+    parse_ok("{\"model_type\": \"llama\", \"hidden_size\": 4096, \"num_hidden_layers\": 32, "
+             "\"num_attention_heads\": 32, \"intermediate_size\": 11008}",
+             &c);
+    assert_int_equal(c.n_kv_heads, 32);
+    assert_int_equal(c.vocab, 32000);
+    assert_int_equal(c.max_seq, 2048);
+    assert_has(&c.defaults_used, "num_key_value_heads = 32 (= num_attention_heads, LlamaConfig)");
+    assert_has(&c.defaults_used, "max_position_embeddings = 2048 (LlamaConfig default)");
+    assert_has(&c.defaults_used, "vocab_size = 32000 (LlamaConfig default)");
+    assert_has(&c.defaults_used, "tie_word_embeddings = false (LlamaConfig default)");
+    model_config_fini(&c);
+}
+
+static void test_llama_bias(void **state)
+{
+    (void)state;
+    ModelConfig c;
+    parse_ok("{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+             "\"num_attention_heads\": 4, \"intermediate_size\": 256, "
+             "\"attention_bias\": true, \"mlp_bias\": true}",
+             &c);
+    assert_true(c.has_linear_bias);
+    model_config_fini(&c);
+    assert_parse_fails("{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+                       "\"num_attention_heads\": 4, \"intermediate_size\": 256, "
+                       "\"attention_bias\": true}",
+                       "config.json: mlp_bias: expected attention_bias and mlp_bias to agree "
+                       "(zerosim models biases on all linear layers or none), got true and "
+                       "false");
+}
+
+/* GPT-NeoX 20B. */
+static const char neox_20b[] =
+    "{\n"
+    "  \"architectures\": [\"GPTNeoXForCausalLM\"],\n"
+    "  \"hidden_act\": \"gelu_fast\",\n"
+    "  \"hidden_size\": 6144,\n"
+    "  \"intermediate_size\": 24576,\n"
+    "  \"layer_norm_eps\": 1e-05,\n"
+    "  \"max_position_embeddings\": 2048,\n"
+    "  \"model_type\": \"gpt_neox\",\n"
+    "  \"num_attention_heads\": 64,\n"
+    "  \"num_hidden_layers\": 44,\n"
+    "  \"rotary_pct\": 0.25,\n"
+    "  \"tie_word_embeddings\": false,\n"
+    "  \"use_parallel_residual\": true,\n"
+    "  \"vocab_size\": 50432\n"
+    "}\n";
+
+static void test_neox(void **state)
+{
+    (void)state;
+    ModelConfig c;
+    parse_ok(neox_20b, &c);
+    assert_int_equal(c.family, MODEL_FAMILY_NEOX);
+    assert_int_equal(c.hidden, 6144);
+    assert_int_equal(c.n_layers, 44);
+    assert_int_equal(c.n_heads, 64);
+    assert_int_equal(c.n_kv_heads, 64);
+    assert_int_equal(c.head_dim, 96);
+    assert_int_equal(c.ffn_hidden, 24576);
+    assert_int_equal(c.vocab, 50432);
+    assert_int_equal(c.max_seq, 2048);
+    assert_false(c.is_gated_mlp);
+    assert_true(c.has_linear_bias);
+    assert_true(c.has_norm_bias);
+    assert_false(c.has_learned_pos);
+    assert_false(c.is_tied);
+    assert_true(c.is_qkv_fused);
+    assert_has(&c.defaults_used, "attention_bias = true (GPTNeoXConfig default)");
+    assert_has(&c.not_modelled, "use_parallel_residual");
+    assert_has(&c.not_modelled, "rotary_pct");
+    model_config_fini(&c);
+}
+
+/* MPT-7B: d_model / n_layers / expansion_ratio, no biases, tied. */
+static const char mpt_7b[] =
+    "{\n"
+    "  \"architectures\": [\"MPTForCausalLM\"],\n"
+    "  \"attn_config\": {\"alibi\": true, \"attn_impl\": \"torch\"},\n"
+    "  \"d_model\": 4096,\n"
+    "  \"expansion_ratio\": 4,\n"
+    "  \"max_seq_len\": 2048,\n"
+    "  \"model_type\": \"mpt\",\n"
+    "  \"n_heads\": 32,\n"
+    "  \"n_layers\": 32,\n"
+    "  \"no_bias\": true,\n"
+    "  \"norm_type\": \"low_precision_layernorm\",\n"
+    "  \"vocab_size\": 50432\n"
+    "}\n";
+
+static void test_mpt(void **state)
+{
+    (void)state;
+    ModelConfig c;
+    parse_ok(mpt_7b, &c);
+    assert_int_equal(c.family, MODEL_FAMILY_MPT);
+    assert_int_equal(c.hidden, 4096);
+    assert_int_equal(c.n_layers, 32);
+    assert_int_equal(c.n_heads, 32);
+    assert_int_equal(c.n_kv_heads, 32);
+    assert_int_equal(c.head_dim, 128);
+    assert_int_equal(c.ffn_hidden, 16384);
+    assert_int_equal(c.vocab, 50432);
+    assert_int_equal(c.max_seq, 2048);
+    assert_false(c.has_linear_bias);
+    assert_false(c.has_norm_bias);
+    assert_true(c.is_tied);
+    assert_true(c.is_qkv_fused);
+    assert_int_equal(c.defaults_used.n_items, 0);
+    assert_has(&c.not_modelled, "attn_config");
+    assert_has(&c.not_modelled, "norm_type");
+    model_config_fini(&c);
+}
+
+/* An unknown model_type is read by its key style, and a note says so. */
+static void test_unknown_model_type_by_keys(void **state)
+{
+    (void)state;
+    ModelConfig c;
+    parse_ok("{\"model_type\": \"qwen2\", \"hidden_size\": 896, \"num_hidden_layers\": 24, "
+             "\"num_attention_heads\": 14, \"num_key_value_heads\": 2, "
+             "\"intermediate_size\": 4864, \"vocab_size\": 151936, "
+             "\"max_position_embeddings\": 32768, \"tie_word_embeddings\": true}",
+             &c);
+    assert_int_equal(c.family, MODEL_FAMILY_LLAMA);
+    assert_string_equal(c.model_type, "qwen2");
+    assert_int_equal(c.n_kv_heads, 2);
+    assert_true(c.is_tied);
+    assert_has(&c.defaults_used, "architecture read as Llama style (hidden_size): model_type "
+                                 "\"qwen2\" is not one zerosim knows");
+    model_config_fini(&c);
+
+    parse_ok("{\"model_type\": \"megatron_gpt\", \"n_embd\": 1024, \"n_layer\": 24, "
+             "\"n_head\": 16}",
+             &c);
+    assert_int_equal(c.family, MODEL_FAMILY_GPT2);
+    assert_has(&c.defaults_used, "architecture read as GPT-2 style (n_embd): model_type "
+                                 "\"megatron_gpt\" is not one zerosim knows");
+    model_config_fini(&c);
+
+    parse_ok("{\"d_model\": 2048, \"n_layers\": 24, \"n_heads\": 16}", &c);
+    assert_int_equal(c.family, MODEL_FAMILY_MPT);
+    assert_string_equal(c.model_type, "");
+    assert_int_equal(c.ffn_hidden, 8192);
+    assert_has(&c.defaults_used, "architecture read as MPT style (d_model): model_type absent");
+    assert_has(&c.defaults_used, "expansion_ratio = 4 (MptConfig default)");
+    model_config_fini(&c);
+}
+
+/* --------------------------------------------------------------------------------- errors */
+
+static void test_no_shape_keys(void **state)
+{
+    (void)state;
+    assert_parse_fails("{\"model_type\": \"bert\", \"vocab_size\": 30522}",
+                       "config.json: (top level): expected one of the shape keys hidden_size, "
+                       "n_embd or d_model, got none");
+    assert_parse_fails("[]", "config.json: (top level): expected an object, got an array");
+}
+
+static void test_heads_not_dividing_hidden(void **state)
+{
+    (void)state;
+    assert_parse_fails("{\"model_type\": \"gpt2\", \"n_embd\": 1600, \"n_layer\": 48, "
+                       "\"n_head\": 24}",
+                       "config.json: n_head: expected a divisor of n_embd = 1600, got 24");
+    assert_parse_fails("{\"model_type\": \"llama\", \"hidden_size\": 4096, "
+                       "\"num_hidden_layers\": 32, \"num_attention_heads\": 30, "
+                       "\"intermediate_size\": 11008}",
+                       "config.json: num_attention_heads: expected a divisor of hidden_size = "
+                       "4096, got 30");
+    assert_parse_fails("{\"d_model\": 4096, \"n_layers\": 32, \"n_heads\": 3}",
+                       "config.json: n_heads: expected a divisor of d_model = 4096, got 3");
+}
+
+static void test_kv_heads_not_dividing_heads(void **state)
+{
+    (void)state;
+    assert_parse_fails("{\"model_type\": \"llama\", \"hidden_size\": 4096, "
+                       "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
+                       "\"num_key_value_heads\": 6, \"intermediate_size\": 11008}",
+                       "config.json: num_key_value_heads: expected a divisor of "
+                       "num_attention_heads = 32, got 6");
+    assert_parse_fails("{\"model_type\": \"llama\", \"hidden_size\": 4096, "
+                       "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
+                       "\"num_key_value_heads\": 64, \"intermediate_size\": 11008}",
+                       "config.json: num_key_value_heads: expected a divisor of "
+                       "num_attention_heads = 32, got 64");
+}
+
+static void test_missing_key(void **state)
+{
+    (void)state;
+    assert_parse_fails("{\"model_type\": \"gpt2\", \"n_embd\": 1600, \"n_head\": 25}",
+                       "config.json: n_layer: expected integer in [1, 100000], got nothing "
+                       "(key missing)");
+    assert_parse_fails("{\"model_type\": \"llama\", \"hidden_size\": 4096, "
+                       "\"num_hidden_layers\": 32, \"num_attention_heads\": 32}",
+                       "config.json: intermediate_size: expected integer in [1, 4194304], got "
+                       "nothing (key missing)");
+    /* null counts as absent. */
+    assert_parse_fails("{\"model_type\": \"gpt2\", \"n_embd\": 1600, \"n_layer\": null, "
+                       "\"n_head\": 25}",
+                       "config.json: n_layer: expected integer in [1, 100000], got nothing "
+                       "(key missing)");
+}
+
+static void test_typo_key_suggests(void **state)
+{
+    (void)state;
+    assert_parse_fails("{\n  \"model_type\": \"llama\",\n  \"hidden_size\": 4096,\n"
+                       "  \"num_hiden_layers\": 32,\n  \"num_attention_heads\": 32,\n"
+                       "  \"intermediate_size\": 11008\n}\n",
+                       "config.json: num_hiden_layers: expected a known key, got unknown key "
+                       "\"num_hiden_layers\" (did you mean \"num_hidden_layers\"?)");
+    /* A typo of a key zerosim does not model is suggested from that list. */
+    assert_parse_fails("{\"model_type\": \"gpt2\", \"n_embd\": 768, \"n_layer\": 12, "
+                       "\"n_head\": 12, \"layer_norm_epsilom\": 1e-5}",
+                       "config.json: layer_norm_epsilom: expected a known key, got unknown key "
+                       "\"layer_norm_epsilom\" (did you mean \"layer_norm_epsilon\"?)");
+}
+
+static void test_wrong_type(void **state)
+{
+    (void)state;
+    assert_parse_fails("{\"model_type\": \"llama\", \"hidden_size\": \"auto\", "
+                       "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
+                       "\"intermediate_size\": 11008}",
+                       "config.json: hidden_size: expected integer in [1, 1048576], got "
+                       "\"auto\"");
+    assert_parse_fails("{\"model_type\": \"gpt2\", \"n_embd\": \"1600\", \"n_layer\": 48, "
+                       "\"n_head\": 25}",
+                       "config.json: n_embd: expected integer in [1, 1048576], got \"1600\"");
+    assert_parse_fails("{\"model_type\": \"gpt2\", \"n_embd\": 1600, \"n_layer\": 48.5, "
+                       "\"n_head\": 25}",
+                       "config.json: n_layer: expected integer in [1, 100000], got 48.5");
+    assert_parse_fails("{\"model_type\": \"gpt2\", \"n_embd\": 1600, \"n_layer\": 48, "
+                       "\"n_head\": 25, \"tie_word_embeddings\": \"yes\"}",
+                       "config.json: tie_word_embeddings: expected true or false, got \"yes\"");
+    assert_parse_fails("{\"model_type\": 2, \"n_embd\": 1600}",
+                       "config.json: model_type: expected a string, got 2");
+}
+
+static void test_negative_and_zero(void **state)
+{
+    (void)state;
+    assert_parse_fails("{\"model_type\": \"llama\", \"hidden_size\": 4096, "
+                       "\"num_hidden_layers\": -32, \"num_attention_heads\": 32, "
+                       "\"intermediate_size\": 11008}",
+                       "config.json: num_hidden_layers: expected integer in [1, 100000], got "
+                       "-32");
+    assert_parse_fails("{\"model_type\": \"gpt2\", \"n_embd\": 1600, \"n_layer\": 48, "
+                       "\"n_head\": 0}",
+                       "config.json: n_head: expected integer in [1, 1048576], got 0");
+    assert_parse_fails("{\"model_type\": \"gpt2\", \"n_embd\": 1600, \"n_layer\": 48, "
+                       "\"n_head\": 25, \"vocab_size\": -1}",
+                       "config.json: vocab_size: expected integer in [1, 16777216], got -1");
+}
+
+static void test_syntax_error_names_file(void **state)
+{
+    (void)state;
+    assert_parse_fails("{\n  \"n_embd\": 1600,\n  \"n_layer\": 48\n  \"n_head\": 25\n}\n",
+                       "config.json:4:3: JSON syntax error: expected a valid JSON value, got "
+                       "'\"n_head\": 25'");
+}
+
+/* -------------------------------------------------------------------------------- loading */
+
+static void test_load_every_preset(void **state)
+{
+    (void)state;
+    DIR *dir = opendir(ZEROSIM_SOURCE_DIR "/workloads/models");
+    assert_non_null(dir);
+    int n_loaded = 0;
+    for (struct dirent *e = readdir(dir); e != NULL; e = readdir(dir)) {
+        size_t n = strlen(e->d_name);
+        if (n < 6 || strcmp(e->d_name + n - 5, ".json") != 0)
+            continue;
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(n - 5), e->d_name);
+        ModelConfig c;
+        Err err = {0};
+        int rc = model_config_load(&c, name, ZEROSIM_SOURCE_DIR, &err);
+        if (rc != 0)
+            fprintf(stderr, "%s: %s\n", name, err.msg);
+        assert_int_equal(rc, 0);
+        assert_string_equal(c.name, name);
+        assert_true(c.hidden > 0 && c.n_layers > 0 && c.vocab > 0 && c.ffn_hidden > 0);
+        assert_true(c.head_dim > 0 && c.n_kv_heads > 0 && c.n_heads % c.n_kv_heads == 0);
+        model_config_fini(&c);
+        n_loaded++;
+    }
+    closedir(dir);
+    assert_true(n_loaded >= 16);
+}
+
+static void test_load_by_path_keeps_path(void **state)
+{
+    (void)state;
+    ModelConfig c;
+    Err err = {0};
+    assert_int_equal(model_config_load(&c, ZEROSIM_SOURCE_DIR "/workloads/models/mpt-7b.json",
+                                       ZEROSIM_SOURCE_DIR, &err),
+                     0);
+    assert_string_equal(c.name, ZEROSIM_SOURCE_DIR "/workloads/models/mpt-7b.json");
+    assert_int_equal(c.family, MODEL_FAMILY_MPT);
+    model_config_fini(&c);
+}
+
+static void test_load_unknown_name_lists_presets(void **state)
+{
+    (void)state;
+    ModelConfig c;
+    Err err = {0};
+    assert_int_equal(model_config_load(&c, "llama-2-7bb", ZEROSIM_SOURCE_DIR, &err), -1);
+    const char *prefix = "model \"llama-2-7bb\": expected a .json path or a shipped name (";
+    assert_int_equal(strncmp(err.msg, prefix, strlen(prefix)), 0);
+    assert_non_null(strstr(err.msg, "gpt3-175b, "));
+    assert_non_null(strstr(err.msg, "llama-2-7b, "));
+    assert_non_null(strstr(err.msg, "), got neither"));
+    model_config_fini(&c);
+}
+
+static void test_load_missing_file(void **state)
+{
+    (void)state;
+    ModelConfig c;
+    Err err = {0};
+    assert_int_equal(model_config_load(&c, "no/such/config.json", ZEROSIM_SOURCE_DIR, &err), -1);
+    assert_string_equal(err.msg,
+                        "no/such/config.json: cannot open model file: no such file or unreadable");
+    model_config_fini(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gpt2),
+        cmocka_unit_test(test_gpt2_defaults),
+        cmocka_unit_test(test_llama_gqa),
+        cmocka_unit_test(test_llama_defaults_and_head_dim),
+        cmocka_unit_test(test_llama_bias),
+        cmocka_unit_test(test_neox),
+        cmocka_unit_test(test_mpt),
+        cmocka_unit_test(test_unknown_model_type_by_keys),
+        cmocka_unit_test(test_no_shape_keys),
+        cmocka_unit_test(test_heads_not_dividing_hidden),
+        cmocka_unit_test(test_kv_heads_not_dividing_heads),
+        cmocka_unit_test(test_missing_key),
+        cmocka_unit_test(test_typo_key_suggests),
+        cmocka_unit_test(test_wrong_type),
+        cmocka_unit_test(test_negative_and_zero),
+        cmocka_unit_test(test_syntax_error_names_file),
+        cmocka_unit_test(test_load_every_preset),
+        cmocka_unit_test(test_load_by_path_keeps_path),
+        cmocka_unit_test(test_load_unknown_name_lists_presets),
+        cmocka_unit_test(test_load_missing_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,380 @@
+/*
+ * test_platform.c - platform JSON -> Platform, validation and resizing (inputs/platform.c).
+ *
+ * Every shipped platform loads; the format is ours, so unknown keys, missing sections and
+ * inconsistent PCIe/NIC layouts are errors with exact messages; --gpus/--nodes resize a
+ * platform to whole nodes or one partial node.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "inputs/platform.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A small valid platform, one section per piece so that a test can drop or alter one. */
+#define P_HEAD "{\n  \"name\": \"toy\",\n  \"nodes\": 2,\n  \"gpus_per_node\": 8"
+#define P_GPU                                                                                 \
+    ",\n  \"gpu\": {\"model\": \"G\", \"fp32_flops_per_s\": 20e12, \"fp16_flops_per_s\": "   \
+    "300e12, \"bf16_flops_per_s\": 300e12, \"gemm_efficiency\": 0.8, \"hbm_bytes\": "         \
+    "85899345920, \"hbm_bw_bytes_per_s\": 2e12, \"source\": \"datasheet\"}"
+#define P_NVLINK                                                                              \
+    ",\n  \"nvlink\": {\"bw_bytes_per_s\": 300e9, \"latency_s\": 1e-6, \"nvswitch\": true}"
+#define P_PCIE                                                                                \
+    ",\n  \"pcie\": {\"gpu_link\": {\"bw_bytes_per_s\": 24e9, \"latency_s\": 5e-7}, "         \
+    "\"gpus_per_switch\": 2, \"nics_per_switch\": 2, \"switch_uplink\": {\"bw_bytes_per_s\": " \
+    "24e9, \"latency_s\": 5e-7}}"
+#define P_CPU                                                                                 \
+    ",\n  \"cpu\": {\"model\": \"C\", \"cores\": 128, \"dram_bytes\": 2199023255552, "        \
+    "\"dram_bw_bytes_per_s\": 400e9, \"adam_params_per_s_per_core\": 8e7}"
+#define P_NVME                                                                                \
+    ",\n  \"nvme\": {\"drives\": 8, \"capacity_bytes_per_drive\": 3.84e12, "                  \
+    "\"read_bw_bytes_per_s_per_drive\": 7e9, \"write_bw_bytes_per_s_per_drive\": 3.8e9}"
+#define P_NIC ",\n  \"nic\": {\"per_node\": 8, \"bw_bytes_per_s\": 25e9, \"latency_s\": 6e-7}"
+#define P_FABRIC                                                                              \
+    ",\n  \"fabric\": {\"topology\": \"fat_tree\", \"oversubscription\": 1, \"latency_s\": "  \
+    "4e-7}"
+#define P_TAIL "\n}\n"
+
+static const char toy[] = P_HEAD P_GPU P_NVLINK P_PCIE P_CPU P_NVME P_NIC P_FABRIC P_TAIL;
+
+/* toy with the first occurrence of `from` replaced by `to`; caller frees. */
+static char *edit(const char *from, const char *to)
+{
+    const char *at = strstr(toy, from);
+    if (at == NULL)
+        fail_msg("\"%s\" is not in the toy platform", from);
+    size_t n = strlen(toy) - strlen(from) + strlen(to) + 1;
+    char *out = malloc(n);
+    snprintf(out, n, "%.*s%s%s", (int)(at - toy), toy, to, at + strlen(from));
+    return out;
+}
+
+static void parse_ok(const char *text, Platform *p)
+{
+    Err err = {0};
+    if (platform_parse(p, "p.json", text, strlen(text), &err) != 0)
+        fail_msg("unexpected error: %s", err.msg);
+    assert_false(err.is_set);
+}
+
+static void assert_fails(const char *text, const char *expected)
+{
+    Platform p;
+    Err err = {0};
+    assert_int_equal(platform_parse(&p, "p.json", text, strlen(text), &err), -1);
+    assert_true(err.is_set);
+    assert_string_equal(err.msg, expected);
+}
+
+/* Edits toy, parses, checks the message. */
+static void assert_edit_fails(const char *from, const char *to, const char *expected)
+{
+    char *text = edit(from, to);
+    assert_fails(text, expected);
+    free(text);
+}
+
+static void load(const char *name, Platform *p)
+{
+    Err err = {0};
+    if (platform_load(p, name, ZEROSIM_SOURCE_DIR, &err) != 0)
+        fail_msg("%s: %s", name, err.msg);
+}
+
+/* --------------------------------------------------------------------------------- parse */
+
+static void test_toy_parses(void **state)
+{
+    (void)state;
+    Platform p;
+    parse_ok(toy, &p);
+    assert_string_equal(p.name, "toy");
+    assert_string_equal(p.description, "");
+    assert_int_equal(p.n_nodes, 2);
+    assert_int_equal(p.gpus_per_node, 8);
+    assert_int_equal(platform_n_gpus(&p), 16);
+    assert_string_equal(p.gpu.model, "G");
+    assert_int_equal(p.gpu.hbm_bytes, 85899345920ull);
+    assert_true(p.has_nvlink);
+    assert_true(p.has_nvswitch);
+    assert_int_equal(p.pcie.gpus_per_switch, 2);
+    assert_int_equal(p.pcie.nics_per_switch, 2);
+    assert_true(p.pcie.gpu_link.bw_bytes_per_s == 24e9);
+    assert_int_equal(p.cpu.cores, 128);
+    assert_int_equal(p.nvme.n_drives, 8);
+    assert_int_equal(p.nvme.capacity_bytes_per_drive, 3840000000000ull);
+    assert_int_equal(p.nic.per_node, 8);
+    assert_int_equal(p.fabric.topology, FABRIC_FAT_TREE);
+    assert_true(platform_peak_flops_per_s(&p, PRECISION_BF16) == 300e12);
+    assert_true(platform_peak_flops_per_s(&p, PRECISION_FP32) == 20e12);
+}
+
+/* nvlink and nvme are optional; bf16 falls back to fp16 when absent (V100). */
+static void test_optional_sections(void **state)
+{
+    (void)state;
+    char *a = edit(P_NVLINK, "");
+    char *b = edit(P_NVME, "");
+    Platform p;
+    parse_ok(a, &p);
+    assert_false(p.has_nvlink);
+    assert_false(p.has_nvswitch);
+    parse_ok(b, &p);
+    assert_int_equal(p.nvme.n_drives, 0);
+    free(a);
+    free(b);
+    char *c = edit("\"bf16_flops_per_s\": 300e12, ", "");
+    parse_ok(c, &p);
+    assert_true(p.gpu.bf16_flops_per_s == 0);
+    assert_true(platform_peak_flops_per_s(&p, PRECISION_BF16) == 300e12);
+    free(c);
+}
+
+static void test_unknown_key_suggests(void **state)
+{
+    (void)state;
+    assert_edit_fails("\"gpus_per_node\"", "\"gpus_per_nod\"",
+                      "p.json: gpus_per_nod: expected a known key, got unknown key "
+                      "\"gpus_per_nod\" (did you mean \"gpus_per_node\"?)");
+    assert_edit_fails("\"hbm_bytes\"", "\"hbm_byte\"",
+                      "p.json: gpu.hbm_byte: expected a known key, got unknown key "
+                      "\"hbm_byte\" (did you mean \"hbm_bytes\"?)");
+    assert_edit_fails("\"nvswitch\"", "\"nv_switch\"",
+                      "p.json: nvlink.nv_switch: expected a known key, got unknown key "
+                      "\"nv_switch\" (did you mean \"nvswitch\"?)");
+    assert_edit_fails("\"gpu_link\": {\"bw_bytes_per_s\"", "\"gpu_link\": {\"bw_bytes_per_sec\"",
+                      "p.json: pcie.gpu_link.bw_bytes_per_sec: expected a known key, got "
+                      "unknown key \"bw_bytes_per_sec\" (did you mean \"bw_bytes_per_s\"?)");
+    assert_edit_fails("\"drives\"", "\"n_drives\"",
+                      "p.json: nvme.n_drives: expected a known key, got unknown key "
+                      "\"n_drives\" (did you mean \"drives\"?)");
+    /* Unit strings are not accepted: base units only. */
+    assert_edit_fails("\"hbm_bytes\": 85899345920", "\"hbm_bytes\": \"80GB\"",
+                      "p.json: gpu.hbm_bytes: expected integer >= 1048576, got \"80GB\"");
+}
+
+static void test_missing_section(void **state)
+{
+    (void)state;
+    assert_edit_fails(P_CPU, "", "p.json: cpu: expected an object, got nothing (key missing)");
+    assert_edit_fails(P_GPU, "", "p.json: gpu: expected an object, got nothing (key missing)");
+    assert_edit_fails(P_FABRIC, "",
+                      "p.json: fabric: expected an object, got nothing (key missing)");
+    assert_edit_fails(", \"switch_uplink\": {\"bw_bytes_per_s\": 24e9, \"latency_s\": 5e-7}", "",
+                      "p.json: pcie.switch_uplink: expected an object, got nothing (key "
+                      "missing)");
+    /* An unclosed '[' shows where the parser gave up: at the ':' after "pcie" (line 7). */
+    assert_edit_fails("\"nvlink\": {", "\"nvlink\": [{",
+                      "p.json:7:9: JSON syntax error: expected a valid JSON value, got ': "
+                      "{\"gpu_link\": {'");
+    assert_edit_fails(P_NVLINK, ",\n  \"nvlink\": 300e9",
+                      "p.json: nvlink: expected an object, got 300000000000");
+}
+
+static void test_missing_key(void **state)
+{
+    (void)state;
+    assert_edit_fails("\"cores\": 128, ", "",
+                      "p.json: cpu.cores: expected integer in [1, 1048576], got nothing (key "
+                      "missing)");
+    assert_edit_fails("\"dram_bytes\": 2199023255552, ", "",
+                      "p.json: cpu.dram_bytes: expected integer >= 1048576, got nothing (key "
+                      "missing)");
+    assert_edit_fails("\"gemm_efficiency\": 0.8, ", "",
+                      "p.json: gpu.gemm_efficiency: expected number in [0.01, 1], got nothing "
+                      "(key missing)");
+    assert_edit_fails("\"name\": \"toy\",", "",
+                      "p.json: name: expected a string, got nothing (key missing)");
+    assert_edit_fails("\"topology\": \"fat_tree\", ", "",
+                      "p.json: fabric.topology: expected one of \"fat_tree\", "
+                      "\"rail_optimized\", got nothing (key missing)");
+}
+
+static void test_bad_values(void **state)
+{
+    (void)state;
+    assert_edit_fails("\"gpus_per_node\": 8", "\"gpus_per_node\": 0",
+                      "p.json: gpus_per_node: expected integer in [1, 1024], got 0");
+    assert_edit_fails("\"gpus_per_node\": 8", "\"gpus_per_node\": 7.5",
+                      "p.json: gpus_per_node: expected integer in [1, 1024], got 7.5");
+    assert_edit_fails("\"gemm_efficiency\": 0.8", "\"gemm_efficiency\": 80",
+                      "p.json: gpu.gemm_efficiency: expected number in [0.01, 1], got 80");
+    assert_edit_fails("\"topology\": \"fat_tree\"", "\"topology\": \"torus\"",
+                      "p.json: fabric.topology: expected one of \"fat_tree\", "
+                      "\"rail_optimized\", got \"torus\"");
+    assert_edit_fails("\"oversubscription\": 1", "\"oversubscription\": 0.5",
+                      "p.json: fabric.oversubscription: expected number in [1, 1024], got 0.5");
+    assert_edit_fails("\"latency_s\": 6e-7", "\"latency_s\": 2",
+                      "p.json: nic.latency_s: expected number in [0, 1], got 2");
+    assert_edit_fails("\"nvswitch\": true", "\"nvswitch\": \"yes\"",
+                      "p.json: nvlink.nvswitch: expected true or false, got \"yes\"");
+}
+
+static void test_gpus_per_switch_must_divide_node(void **state)
+{
+    (void)state;
+    assert_edit_fails("\"gpus_per_switch\": 2", "\"gpus_per_switch\": 3",
+                      "p.json: pcie.gpus_per_switch: expected a divisor of gpus_per_node = 8, "
+                      "got 3");
+    assert_edit_fails("\"nics_per_switch\": 2", "\"nics_per_switch\": 1",
+                      "p.json: pcie.nics_per_switch: expected nic.per_node / (gpus_per_node / "
+                      "gpus_per_switch) = 8 / 4, got 1");
+    /* nics_per_switch 0: NICs hang off the host, any count. */
+    char *text = edit("\"nics_per_switch\": 2", "\"nics_per_switch\": 0");
+    Platform p;
+    parse_ok(text, &p);
+    free(text);
+}
+
+/* ------------------------------------------------------------------------------- shipped */
+
+static void test_every_shipped_platform_loads(void **state)
+{
+    (void)state;
+    DIR *dir = opendir(ZEROSIM_SOURCE_DIR "/platforms");
+    assert_non_null(dir);
+    int n_loaded = 0;
+    for (struct dirent *e = readdir(dir); e != NULL; e = readdir(dir)) {
+        size_t n = strlen(e->d_name);
+        if (n < 6 || strcmp(e->d_name + n - 5, ".json") != 0)
+            continue;
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(n - 5), e->d_name);
+        Platform p;
+        load(name, &p);
+        assert_string_equal(p.name, name); /* the file names itself */
+        assert_true(platform_n_gpus(&p) >= 1);
+        assert_int_equal(p.gpus_per_node % p.pcie.gpus_per_switch, 0);
+        assert_true(p.gpu.hbm_bytes > 0 && p.cpu.dram_bytes > 0);
+        n_loaded++;
+    }
+    closedir(dir);
+    assert_true(n_loaded >= 5);
+}
+
+static void test_load_unknown_name(void **state)
+{
+    (void)state;
+    Platform p;
+    Err err = {0};
+    assert_int_equal(platform_load(&p, "dgx-a100", ZEROSIM_SOURCE_DIR, &err), -1);
+    assert_string_equal(err.msg, "platform \"dgx-a100\": expected a .json path or a shipped name "
+                                 "(dgx-a100-80g, dgx-h100, dgx2-v100, h200-single, "
+                                 "workstation-2x-titan-rtx), got neither");
+    err_clear(&err);
+    assert_int_equal(platform_load(&p, "missing.json", ZEROSIM_SOURCE_DIR, &err), -1);
+    assert_string_equal(err.msg,
+                        "missing.json: cannot open platform file: no such file or unreadable");
+}
+
+/* -------------------------------------------------------------------------------- resize */
+
+static void test_resize_whole_nodes(void **state)
+{
+    (void)state;
+    Platform p;
+    Err err = {0};
+    load("dgx-a100-80g", &p);
+    assert_int_equal(platform_resize(&p, 1024, 0, &err), 0);
+    assert_int_equal(p.n_nodes, 128);
+    assert_int_equal(p.gpus_per_node, 8);
+    assert_int_equal(platform_n_gpus(&p), 1024);
+    assert_int_equal(p.nic.per_node, 8);
+
+    load("dgx-a100-80g", &p);
+    assert_int_equal(platform_resize(&p, 0, 4, &err), 0);
+    assert_int_equal(p.n_nodes, 4);
+    assert_int_equal(platform_n_gpus(&p), 32);
+
+    load("dgx-a100-80g", &p);
+    assert_int_equal(platform_resize(&p, 16, 2, &err), 0);
+    assert_int_equal(p.n_nodes, 2);
+    assert_int_equal(p.gpus_per_node, 8);
+
+    load("dgx-a100-80g", &p); /* 0, 0 keeps the file's size */
+    assert_int_equal(platform_resize(&p, 0, 0, &err), 0);
+    assert_int_equal(platform_n_gpus(&p), 8);
+    assert_false(err.is_set);
+}
+
+static void test_resize_partial_node(void **state)
+{
+    (void)state;
+    Platform p;
+    Err err = {0};
+    load("dgx-a100-80g", &p); /* 4 PCIe switches of 2 GPUs + 2 NICs */
+    assert_int_equal(platform_resize(&p, 4, 0, &err), 0);
+    assert_int_equal(p.n_nodes, 1);
+    assert_int_equal(p.gpus_per_node, 4);
+    assert_int_equal(p.pcie.gpus_per_switch, 2);
+    assert_int_equal(p.nic.per_node, 4); /* the NICs of the two switches kept */
+
+    load("dgx-a100-80g", &p);
+    assert_int_equal(platform_resize(&p, 1, 0, &err), 0);
+    assert_int_equal(platform_n_gpus(&p), 1);
+    assert_int_equal(p.pcie.gpus_per_switch, 1);
+    assert_int_equal(p.nic.per_node, 2);
+
+    load("dgx-a100-80g", &p);
+    assert_int_equal(platform_resize(&p, 4, 1, &err), 0);
+    assert_int_equal(platform_n_gpus(&p), 4);
+    assert_false(err.is_set);
+
+    load("dgx2-v100", &p); /* 16 GPUs, 4 per switch, 2 NICs per switch */
+    assert_int_equal(platform_resize(&p, 8, 0, &err), 0);
+    assert_int_equal(p.gpus_per_node, 8);
+    assert_int_equal(p.pcie.gpus_per_switch, 4);
+    assert_int_equal(p.nic.per_node, 4);
+}
+
+static void assert_resize_fails(uint64_t gpus, uint64_t nodes, const char *expected)
+{
+    Platform p;
+    Err err = {0};
+    load("dgx-a100-80g", &p);
+    assert_int_equal(platform_resize(&p, gpus, nodes, &err), -1);
+    assert_string_equal(err.msg, expected);
+}
+
+static void test_resize_errors(void **state)
+{
+    (void)state;
+    assert_resize_fails(12, 0, "--gpus 12: expected a multiple of 8 GPUs per node (platform "
+                               "dgx-a100-80g) or fewer than one node, got 12");
+    assert_resize_fails(3, 0, "--gpus 3: expected a divisor of 8 GPUs per node (platform "
+                              "dgx-a100-80g) for a partial node, got 3");
+    assert_resize_fails(16, 1, "--gpus 16 --nodes 1: expected GPUs per node to be a whole "
+                               "number of at most 8 (platform dgx-a100-80g), got 16");
+    assert_resize_fails(12, 5, "--gpus 12 --nodes 5: expected GPUs per node to be a whole "
+                               "number of at most 8 (platform dgx-a100-80g), got 2.4");
+    assert_resize_fails(8, 2, "--gpus 8 --nodes 2: expected full nodes of 8 GPUs when using "
+                              "several nodes, got 4 per node");
+    assert_resize_fails(0, 2000000, "--gpus/--nodes: expected at most 1048576, got 2000000");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_toy_parses),
+        cmocka_unit_test(test_optional_sections),
+        cmocka_unit_test(test_unknown_key_suggests),
+        cmocka_unit_test(test_missing_section),
+        cmocka_unit_test(test_missing_key),
+        cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_gpus_per_switch_must_divide_node),
+        cmocka_unit_test(test_every_shipped_platform_loads),
+        cmocka_unit_test(test_load_unknown_name),
+        cmocka_unit_test(test_resize_whole_nodes),
+        cmocka_unit_test(test_resize_partial_node),
+        cmocka_unit_test(test_resize_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
