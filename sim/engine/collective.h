@@ -14,9 +14,9 @@
  * Each phase is a ring: a member sends to the next and receives from the previous. In fluid
  * mode a phase is one flow of the phase's whole volume plus steps x the hop latency, and the
  * phases of a hierarchical collective run concurrently, as NCCL pipelines chunks through
- * them; in stepwise mode every step is its own flow and a member moves to the next step (and
- * phase) only when it has sent and received the current one, as a real ring does. Pure
- * arithmetic; the engine executes it.
+ * them; in stepwise mode every step is its own flow (step s of every phase at once, for the
+ * same pipelining) and a member moves to the next step only when it has sent and received the
+ * current one, as a real ring does. Pure arithmetic; the engine executes it.
  */
 #ifndef ZEROSIM_ENGINE_COLLECTIVE_H
 #define ZEROSIM_ENGINE_COLLECTIVE_H

@@ -201,12 +201,19 @@ static void run_collective(Run *run, OpId id)
                     members, n, index, c->bytes, root_index, &plan);
     sg_comm_t comms[2 * COLLECTIVE_MAX_PHASES];
     if (run->opts.is_stepwise) {
-        for (uint32_t k = 0; k < plan.n_phases; k++) {
-            const CollPhase *ph = &plan.phase[k];
-            for (uint32_t s = 0; s < ph->steps; s++) {
-                size_t n_comms = post_phase(run, op, ph, k, ph->bytes / ph->steps, comms, 0);
-                sg_comm_wait_all(comms, n_comms);
-            }
+        /* Step s of every phase that has one, concurrently (the pipeline), then the next. */
+        uint32_t max_steps = 0;
+        for (uint32_t k = 0; k < plan.n_phases; k++)
+            if (plan.phase[k].steps > max_steps)
+                max_steps = plan.phase[k].steps;
+        for (uint32_t s = 0; s < max_steps; s++) {
+            size_t n_comms = 0;
+            for (uint32_t k = 0; k < plan.n_phases; k++)
+                if (s < plan.phase[k].steps)
+                    n_comms = post_phase(run, op, &plan.phase[k], k,
+                                         plan.phase[k].bytes / plan.phase[k].steps, comms,
+                                         n_comms);
+            sg_comm_wait_all(comms, n_comms);
         }
         return;
     }

@@ -15,6 +15,7 @@
 #include "resolve.h"
 #include "vocab.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -366,6 +367,7 @@ static uint64_t batch_product(uint64_t a, uint64_t b, uint64_t c)
 
 int ds_config_resolve_batch(TrainConfig *cfg, uint64_t dp_size, BatchPlan *out, Err *err)
 {
+    assert(dp_size > 0);
     uint64_t tb = cfg->train_batch_size, mb = cfg->micro_batch_per_gpu,
              ga = cfg->grad_accum_steps;
     if (tb && mb && ga) {

@@ -16,6 +16,15 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
 
     RunSetup *setup = &out->setup;
     setup->seq_len = opts->seq_len ? opts->seq_len : model->max_seq;
+    /* The s x s score matrices count tokens x heads x s bytes; keep every byte count far from
+     * 2^64 (a micro-batch this large is a typo, not a plan). */
+    double score_bytes = 5.0 * (double)setup->seq_len * (double)setup->seq_len *
+                         (double)batch.micro_batch * (double)model->n_heads;
+    if (score_bytes > 1e18)
+        return err_set(err, "--seq-len %llu with micro-batch %llu and %llu heads: expected under "
+                       "1e18 bytes of attention scores per layer, got %.3g",
+                       (unsigned long long)setup->seq_len, (unsigned long long)batch.micro_batch,
+                       (unsigned long long)model->n_heads, score_bytes);
     setup->micro_batch = batch.micro_batch;
     setup->grad_accum = batch.grad_accum;
     setup->global_batch = batch.global_batch;
