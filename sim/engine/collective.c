@@ -4,8 +4,6 @@
  */
 #include "collective.h"
 
-#include "topology.h"
-
 bool collective_is_node_aligned(const Platform *p, const uint32_t *members, uint32_t n)
 {
     const uint32_t g = (uint32_t)p->gpus_per_node;
@@ -19,60 +17,76 @@ bool collective_is_node_aligned(const Platform *p, const uint32_t *members, uint
 
 CollAlgo collective_resolve(CollAlgo algo, bool is_node_aligned)
 {
-    if (algo == COLL_ALGO_RING)
-        return COLL_ALGO_RING;
-    return is_node_aligned ? COLL_ALGO_HIER : COLL_ALGO_RING;
+    return algo == COLL_ALGO_HIER && is_node_aligned ? COLL_ALGO_HIER : COLL_ALGO_RING;
 }
 
-/* Appends one ring phase over n members: this member sends to `next`, receives from `prev`.
- * A broadcast ring starts at the root: the root receives nothing and the member before it
- * forwards nothing. Members outside the ring (`is_idle`) only keep step. */
+/* Volume one ring member sends for `kind` over n members, and the ring's step count. */
+static double ring_volume(CollectiveKind kind, uint32_t n, double bytes, uint32_t *out_steps)
+{
+    double share = (double)(n - 1) / (double)n;
+    switch (kind) {
+    case COLL_ALL_REDUCE: *out_steps = 2 * (n - 1); return 2.0 * share * bytes;
+    case COLL_ALL_GATHER:
+    case COLL_REDUCE_SCATTER: *out_steps = n - 1; return share * bytes;
+    default: *out_steps = n - 1; return bytes;
+    }
+}
+
+static CollPhase *new_phase(CollPlan *plan, uint32_t steps)
+{
+    CollPhase *ph = &plan->phase[plan->n_phases++];
+    ph->n_flows = 0;
+    ph->steps = steps;
+    return ph;
+}
+
+static void add_flow(CollPhase *ph, uint32_t next, uint32_t prev, double bytes)
+{
+    ph->flow[ph->n_flows++] = (CollFlow){next, prev, bytes};
+}
+
+/* One ring phase over n members; a broadcast ring starts at the root (the root receives
+ * nothing, its predecessor forwards nothing); an idle member only keeps step. */
 static void ring_phase(CollPlan *plan, CollectiveKind kind, uint32_t n, uint32_t next,
                        uint32_t prev, double bytes, bool is_root, bool is_root_pred,
                        bool is_idle)
 {
     if (n < 2)
         return;
-    CollPhase *ph = &plan->phase[plan->n_phases++];
-    double share = (double)(n - 1) / (double)n;
-    ph->send_to = next;
-    ph->recv_from = prev;
-    switch (kind) {
-    case COLL_ALL_REDUCE:
-        ph->bytes = 2.0 * share * bytes;
-        ph->steps = 2 * (n - 1);
-        break;
-    case COLL_ALL_GATHER:
-    case COLL_REDUCE_SCATTER:
-        ph->bytes = share * bytes;
-        ph->steps = n - 1;
-        break;
-    default:
-        ph->bytes = bytes;
-        ph->steps = n - 1;
+    uint32_t steps;
+    double volume = ring_volume(kind, n, bytes, &steps);
+    CollPhase *ph = new_phase(plan, steps);
+    if (kind == COLL_BROADCAST) {
         if (is_root_pred)
-            ph->send_to = COLLECTIVE_NO_PEER;
+            next = COLLECTIVE_NO_PEER;
         if (is_root)
-            ph->recv_from = COLLECTIVE_NO_PEER;
-        break;
+            prev = COLLECTIVE_NO_PEER;
     }
     if (is_idle)
-        ph->send_to = ph->recv_from = COLLECTIVE_NO_PEER;
+        next = prev = COLLECTIVE_NO_PEER;
+    add_flow(ph, next, prev, volume);
 }
 
-void collective_plan(const Platform *p, CollectiveKind kind, CollAlgo algo,
-                     const uint32_t *members, uint32_t n, uint32_t index, double bytes,
-                     uint32_t root_index, CollPlan *out)
+/* NCCL's ring over whole nodes with g rail-aligned channels: 1/g of the ring volume crosses to
+ * the same GPU of the next node, the rest goes to the next GPU of this node. */
+static void channelised_ring(CollPlan *plan, CollectiveKind kind, uint32_t g, uint32_t n,
+                             uint32_t index, const uint32_t *members, double bytes)
 {
-    out->n_phases = 0;
-    if (algo != COLL_ALGO_HIER) {
-        ring_phase(out, kind, n, members[(index + 1) % n], members[(index + n - 1) % n], bytes,
-                   index == root_index, (index + 1) % n == root_index, false);
-        return;
-    }
-    const uint32_t g = (uint32_t)p->gpus_per_node;
-    const uint32_t n_nodes = n / g;
-    const uint32_t node = index / g, local = index % g;
+    const uint32_t n_nodes = n / g, node = index / g, local = index % g;
+    uint32_t steps;
+    double volume = ring_volume(kind, n, bytes, &steps);
+    CollPhase *ph = new_phase(plan, steps);
+    add_flow(ph, members[node * g + (local + 1) % g], members[node * g + (local + g - 1) % g],
+             volume * (double)(g - 1) / (double)g);
+    add_flow(ph, members[((node + 1) % n_nodes) * g + local],
+             members[((node + n_nodes - 1) % n_nodes) * g + local], volume / (double)g);
+}
+
+static void hierarchical(CollPlan *plan, CollectiveKind kind, uint32_t g, uint32_t n,
+                         uint32_t index, const uint32_t *members, double bytes,
+                         uint32_t root_index)
+{
+    const uint32_t n_nodes = n / g, node = index / g, local = index % g;
     const uint32_t next_intra = members[node * g + (local + 1) % g];
     const uint32_t prev_intra = members[node * g + (local + g - 1) % g];
     const uint32_t next_inter = members[((node + 1) % n_nodes) * g + local];
@@ -80,35 +94,51 @@ void collective_plan(const Platform *p, CollectiveKind kind, CollAlgo algo,
     const double rail_bytes = bytes / (double)g; /* each rail carries 1/g of the buffer */
     switch (kind) {
     case COLL_REDUCE_SCATTER:
-        ring_phase(out, kind, g, next_intra, prev_intra, bytes, false, false, false);
-        ring_phase(out, kind, n_nodes, next_inter, prev_inter, rail_bytes, false, false, false);
+        ring_phase(plan, kind, g, next_intra, prev_intra, bytes, false, false, false);
+        ring_phase(plan, kind, n_nodes, next_inter, prev_inter, rail_bytes, false, false,
+                   false);
         break;
     case COLL_ALL_GATHER:
-        ring_phase(out, kind, n_nodes, next_inter, prev_inter, rail_bytes, false, false, false);
-        ring_phase(out, kind, g, next_intra, prev_intra, bytes, false, false, false);
+        ring_phase(plan, kind, n_nodes, next_inter, prev_inter, rail_bytes, false, false,
+                   false);
+        ring_phase(plan, kind, g, next_intra, prev_intra, bytes, false, false, false);
         break;
     case COLL_ALL_REDUCE:
-        ring_phase(out, COLL_REDUCE_SCATTER, g, next_intra, prev_intra, bytes, false, false,
+        ring_phase(plan, COLL_REDUCE_SCATTER, g, next_intra, prev_intra, bytes, false, false,
                    false);
-        ring_phase(out, COLL_ALL_REDUCE, n_nodes, next_inter, prev_inter, rail_bytes, false,
+        ring_phase(plan, COLL_ALL_REDUCE, n_nodes, next_inter, prev_inter, rail_bytes, false,
                    false, false);
-        ring_phase(out, COLL_ALL_GATHER, g, next_intra, prev_intra, bytes, false, false, false);
+        ring_phase(plan, COLL_ALL_GATHER, g, next_intra, prev_intra, bytes, false, false,
+                   false);
         break;
     default: {
-        /* Scatter-all-gather broadcast: the root's node rings the buffer to all its members,
-         * every rail then carries 1/g of it to the other nodes, and each of those nodes
-         * all-gathers the pieces over NVLink. */
+        /* Through the root's node, along every rail, then all-gathered in the other nodes. */
         const uint32_t root_node = root_index / g, root_local = root_index % g;
         const bool in_root_node = node == root_node;
-        ring_phase(out, kind, g, next_intra, prev_intra, bytes, local == root_local,
+        ring_phase(plan, kind, g, next_intra, prev_intra, bytes, local == root_local,
                    (local + 1) % g == root_local, !in_root_node);
-        ring_phase(out, kind, n_nodes, next_inter, prev_inter, rail_bytes, in_root_node,
+        ring_phase(plan, kind, n_nodes, next_inter, prev_inter, rail_bytes, in_root_node,
                    (node + 1) % n_nodes == root_node, false);
-        ring_phase(out, COLL_ALL_GATHER, g, next_intra, prev_intra, bytes, false, false,
+        ring_phase(plan, COLL_ALL_GATHER, g, next_intra, prev_intra, bytes, false, false,
                    in_root_node);
         break;
     }
     }
+}
+
+void collective_plan(const Platform *p, CollectiveKind kind, CollAlgo algo, bool is_node_aligned,
+                     const uint32_t *members, uint32_t n, uint32_t index, double bytes,
+                     uint32_t root_index, CollPlan *out)
+{
+    const uint32_t g = (uint32_t)p->gpus_per_node;
+    out->n_phases = 0;
+    if (algo == COLL_ALGO_HIER && is_node_aligned)
+        hierarchical(out, kind, g, n, index, members, bytes, root_index);
+    else if (is_node_aligned) /* a broadcast's root still receives here: one hop, no more */
+        channelised_ring(out, kind, g, n, index, members, bytes);
+    else
+        ring_phase(out, kind, n, members[(index + 1) % n], members[(index + n - 1) % n], bytes,
+                   index == root_index, (index + 1) % n == root_index, false);
 }
 
 const char *collective_algo_name(CollAlgo algo)

@@ -2,21 +2,22 @@
  * collective.h - what one member does in a collective: its flows, phase by phase.
  *
  * Algorithms, as NCCL's bandwidth-optimal ones move data:
- *  - ring: the group in the order given; all-reduce sends 2(n-1)/n of the buffer to the next
+ *  - ring: the group in the order given. All-reduce sends 2(n-1)/n of the buffer to the next
  *    member in 2(n-1) steps, all-gather and reduce-scatter (n-1)/n in n-1 steps, broadcast
- *    pipelines the whole buffer from the root around the ring.
- *  - hier: for groups made of whole nodes, an inter-node ring per rail (the members with the
- *    same local index, each through its own NIC: every NIC of a node carries traffic, as
- *    NCCL's rail-aligned channels do) and an intra-node ring over NVLink: reduce-scatter is
- *    intra then inter, all-gather inter then intra, all-reduce intra reduce-scatter, inter
- *    all-reduce, intra all-gather; broadcast rings the buffer through the root's node, sends
- *    1/g of it along every rail, and all-gathers the pieces in the other nodes.
- * Each phase is a ring: a member sends to the next and receives from the previous. In fluid
- * mode a phase is one flow of the phase's whole volume plus steps x the hop latency, and the
- * phases of a hierarchical collective run concurrently, as NCCL pipelines chunks through
- * them; in stepwise mode every step is its own flow (step s of every phase at once, for the
- * same pipelining) and a member moves to the next step only when it has sent and received the
- * current one, as a real ring does. Pure arithmetic; the engine executes it.
+ *    pipelines the whole buffer from the root. When the group is whole nodes, the ring runs
+ *    as NCCL's rail-aligned channels do: g channels (g GPUs per node), each leaving a node
+ *    through a different GPU's NIC, so every member sends 1/g of the ring volume to the same
+ *    GPU of the next node (over its NIC) and the rest to the next GPU of its node (over
+ *    NVLink). Every NIC of a node carries traffic; one ring through one NIC would be g times
+ *    too slow.
+ *  - hier: for whole-node groups, a two-level algorithm: reduce-scatter intra then inter,
+ *    all-gather inter then intra, all-reduce intra reduce-scatter, inter all-reduce, intra
+ *    all-gather, broadcast through the root's node then along every rail. Each inter-node
+ *    ring runs per rail on 1/g of the buffer: less network traffic than NCCL's ring.
+ * In fluid mode every flow of every phase starts at once (phases are pipelined, as NCCL
+ * pipelines chunks) and the member then waits steps x hop latency; in stepwise mode every step
+ * is its own message and a member moves on only when it has sent and received the current
+ * step, as a real ring does. Pure arithmetic; the engine executes it.
  */
 #ifndef ZEROSIM_ENGINE_COLLECTIVE_H
 #define ZEROSIM_ENGINE_COLLECTIVE_H
@@ -30,14 +31,19 @@
 typedef enum CollAlgo { COLL_ALGO_AUTO, COLL_ALGO_RING, COLL_ALGO_HIER } CollAlgo;
 
 #define COLLECTIVE_MAX_PHASES 3
+#define COLLECTIVE_MAX_FLOWS 2 /* per phase: NVLink and NIC parts of a channelised ring */
 #define COLLECTIVE_NO_PEER UINT32_MAX
 
-typedef struct CollPhase {
+typedef struct CollFlow {
     uint32_t send_to;   /* rank this member sends to, or COLLECTIVE_NO_PEER */
     uint32_t recv_from; /* rank this member receives from, or COLLECTIVE_NO_PEER */
-    double bytes;       /* volume this member sends in the phase (its predecessor sends it
-                           the same, except around a broadcast root) */
-    uint32_t steps;     /* algorithm steps, each paying the hop latency */
+    double bytes;       /* volume sent (the predecessor sends the same) */
+} CollFlow;
+
+typedef struct CollPhase {
+    uint32_t n_flows;
+    CollFlow flow[COLLECTIVE_MAX_FLOWS];
+    uint32_t steps; /* algorithm steps, each paying the phase's slowest hop latency */
 } CollPhase;
 
 typedef struct CollPlan {
@@ -46,17 +52,16 @@ typedef struct CollPlan {
 } CollPlan;
 
 /* True when the group is whole nodes in rank order (members[i] = members[0] + i, starting on
- * a node boundary, more than one node): the groups hier can serve. */
+ * a node boundary, more than one node). */
 bool collective_is_node_aligned(const Platform *p, const uint32_t *members, uint32_t n);
 
-/* The algorithm `algo` resolves to for this group: auto picks hier for node-aligned groups
- * spanning several nodes, ring otherwise; hier on a group it cannot serve falls back to
- * ring. */
+/* The algorithm `algo` resolves to: auto is ring; hier on a group that is not whole nodes
+ * falls back to ring. */
 CollAlgo collective_resolve(CollAlgo algo, bool is_node_aligned);
 
 /* Member `index`'s plan in a collective of `bytes` over `members` (n of them), with the
- * broadcast root given as an index into members. */
-void collective_plan(const Platform *p, CollectiveKind kind, CollAlgo algo,
+ * broadcast root given as an index into members; `is_node_aligned` as computed above. */
+void collective_plan(const Platform *p, CollectiveKind kind, CollAlgo algo, bool is_node_aligned,
                      const uint32_t *members, uint32_t n, uint32_t index, double bytes,
                      uint32_t root_index, CollPlan *out);
 

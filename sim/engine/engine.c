@@ -29,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#define MAILBOXES_PER_STREAM (COLLECTIVE_MAX_PHASES * COLLECTIVE_MAX_FLOWS)
+
 typedef struct Run Run;
 
 typedef struct StreamActor {
@@ -48,6 +50,7 @@ struct Run {
     OpId *waiting;             /* per stream: the op its actor is parked on, or GRAPH_NO_OP */
     sg_sem_t *sems;            /* per stream */
     uint8_t *algo;             /* per collective: resolved CollAlgo */
+    bool *is_aligned;          /* per collective: its group is whole nodes */
     StreamActor *actors;
     uint32_t n_finished;
     double t0;
@@ -60,7 +63,7 @@ static struct {
     sg_host_t *gpus;  /* per rank */
     sg_host_t *cpus;  /* per node */
     sg_disk_t *disks; /* per node, NULL without NVMe */
-    sg_mailbox_t *mailboxes; /* per (rank, stream kind, phase), filled on first use */
+    sg_mailbox_t *mailboxes; /* per (rank, stream kind, phase x flow), filled on first use */
 } engine;
 
 int engine_init(const Platform *p, Precision precision, Err *err)
@@ -99,7 +102,7 @@ int engine_init(const Platform *p, Precision precision, Err *err)
     engine.gpus = xmalloc(n_ranks * sizeof *engine.gpus);
     engine.cpus = xmalloc(n_nodes * sizeof *engine.cpus);
     engine.disks = xcalloc(n_nodes, sizeof *engine.disks);
-    engine.mailboxes = xcalloc((size_t)n_ranks * STREAM_N_KINDS * COLLECTIVE_MAX_PHASES,
+    engine.mailboxes = xcalloc((size_t)n_ranks * STREAM_N_KINDS * MAILBOXES_PER_STREAM,
                                sizeof *engine.mailboxes);
     char name[32];
     for (uint32_t r = 0; r < n_ranks; r++) {
@@ -138,49 +141,63 @@ static void complete(Run *run, OpId id)
     }
 }
 
-/* The mailbox a rank receives on for (stream kind, phase); looked up once, then cached. */
-static sg_mailbox_t mailbox(uint32_t rank, uint32_t stream_kind, uint32_t phase)
+/* The mailbox a rank receives on for (stream kind, phase, flow); looked up once, then
+ * cached. */
+static sg_mailbox_t mailbox(uint32_t rank, uint32_t stream_kind, uint32_t slot)
 {
-    size_t slot = ((size_t)rank * STREAM_N_KINDS + stream_kind) * COLLECTIVE_MAX_PHASES + phase;
-    if (engine.mailboxes[slot] == NULL) {
+    size_t index = ((size_t)rank * STREAM_N_KINDS + stream_kind) * MAILBOXES_PER_STREAM + slot;
+    if (engine.mailboxes[index] == NULL) {
         char name[48];
-        snprintf(name, sizeof name, "m%u.%u.%u", rank, stream_kind, phase);
-        engine.mailboxes[slot] = sg_mailbox_by_name(name);
+        snprintf(name, sizeof name, "m%u.%u.%u", rank, stream_kind, slot);
+        engine.mailboxes[index] = sg_mailbox_by_name(name);
     }
-    return engine.mailboxes[slot];
+    return engine.mailboxes[index];
 }
 
-/* Posts this member's flows for one phase (or one step of it): a send to the next member and
- * a receive from the previous, as asynchronous comms appended to comms[]. */
+/* Posts this member's part of one phase (or one step of it: `fraction` of each flow): for
+ * each flow a send to its next member and a receive from its previous one, appended to
+ * comms[]. Returns the new count. */
 static size_t post_phase(Run *run, const Op *op, const CollPhase *ph, uint32_t phase,
-                         double bytes, sg_comm_t *comms, size_t n_comms)
+                         double fraction, sg_comm_t *comms, size_t n_comms)
 {
     /* Payloads carry no data, only a simulated size; receives land in one static sink
      * because SimGrid writes it when the comm completes, after this frame is gone. */
     static char token;
     static void *received;
-    if (ph->send_to != COLLECTIVE_NO_PEER && bytes > 0) {
-        comms[n_comms++] = sg_mailbox_put_async(mailbox(ph->send_to, op->stream_kind, phase),
-                                                &token, (long)bytes);
-        LinkClass cls = topology_gpu_pair_class(&engine.platform, op->rank, ph->send_to);
-        run->out->link_bytes[op->rank][cls] += bytes;
-        run->out->n_activities++;
+    for (uint32_t f = 0; f < ph->n_flows; f++) {
+        const CollFlow *flow = &ph->flow[f];
+        double bytes = flow->bytes * fraction;
+        uint32_t slot = phase * COLLECTIVE_MAX_FLOWS + f;
+        if (bytes <= 0)
+            continue;
+        if (flow->send_to != COLLECTIVE_NO_PEER) {
+            comms[n_comms++] = sg_mailbox_put_async(mailbox(flow->send_to, op->stream_kind, slot),
+                                                    &token, (long)bytes);
+            LinkClass cls = topology_gpu_pair_class(&engine.platform, op->rank, flow->send_to);
+            run->out->link_bytes[op->rank][cls] += bytes;
+            run->out->n_activities++;
+        }
+        if (flow->recv_from != COLLECTIVE_NO_PEER)
+            comms[n_comms++] = sg_mailbox_get_async(mailbox(op->rank, op->stream_kind, slot),
+                                                    &received);
     }
-    if (ph->recv_from != COLLECTIVE_NO_PEER && bytes > 0)
-        comms[n_comms++] = sg_mailbox_get_async(mailbox(op->rank, op->stream_kind, phase),
-                                                &received);
     return n_comms;
 }
 
-/* The hop latency the fluid form adds for the steps after the first: the flow itself pays
- * one hop. */
-static double extra_latency(const Op *op, const CollPhase *ph)
+/* The slowest hop of a phase's flows: the latency each of its steps pays. */
+static double phase_hop_latency(const Op *op, const CollPhase *ph)
 {
-    uint32_t peer = ph->send_to != COLLECTIVE_NO_PEER ? ph->send_to : ph->recv_from;
-    if (peer == COLLECTIVE_NO_PEER || ph->steps < 2)
-        return 0.0;
-    return (ph->steps - 1) *
-           sg_host_get_route_latency(engine.gpus[op->rank], engine.gpus[peer]);
+    double worst = 0.0;
+    for (uint32_t f = 0; f < ph->n_flows; f++) {
+        uint32_t peer = ph->flow[f].send_to != COLLECTIVE_NO_PEER ? ph->flow[f].send_to
+                                                                  : ph->flow[f].recv_from;
+        if (peer == COLLECTIVE_NO_PEER)
+            continue;
+        double lat = sg_host_get_route_latency(engine.gpus[op->rank], engine.gpus[peer]);
+        if (lat > worst)
+            worst = lat;
+    }
+    return worst;
 }
 
 static void run_collective(Run *run, OpId id)
@@ -198,8 +215,8 @@ static void run_collective(Run *run, OpId id)
                 root_index = i;
     CollPlan plan;
     collective_plan(&engine.platform, (CollectiveKind)c->kind, (CollAlgo)run->algo[op->ref],
-                    members, n, index, c->bytes, root_index, &plan);
-    sg_comm_t comms[2 * COLLECTIVE_MAX_PHASES];
+                    run->is_aligned[op->ref], members, n, index, c->bytes, root_index, &plan);
+    sg_comm_t comms[2 * COLLECTIVE_MAX_PHASES * COLLECTIVE_MAX_FLOWS];
     if (run->opts.is_stepwise) {
         /* Step s of every phase that has one, concurrently (the pipeline), then the next. */
         uint32_t max_steps = 0;
@@ -210,23 +227,26 @@ static void run_collective(Run *run, OpId id)
             size_t n_comms = 0;
             for (uint32_t k = 0; k < plan.n_phases; k++)
                 if (s < plan.phase[k].steps)
-                    n_comms = post_phase(run, op, &plan.phase[k], k,
-                                         plan.phase[k].bytes / plan.phase[k].steps, comms,
-                                         n_comms);
+                    n_comms = post_phase(run, op, &plan.phase[k], k, 1.0 / plan.phase[k].steps,
+                                         comms, n_comms);
             sg_comm_wait_all(comms, n_comms);
         }
         return;
     }
-    /* Fluid: every phase's flow at once (pipelined), then the remaining step latencies. */
+    /* Fluid: every flow at once; each pays its route latency; the member then waits out the
+     * remaining step latencies of the pipeline. */
     size_t n_comms = 0;
-    double latency = 0.0;
+    double latency = 0.0, paid = 0.0;
     for (uint32_t k = 0; k < plan.n_phases; k++) {
-        n_comms = post_phase(run, op, &plan.phase[k], k, plan.phase[k].bytes, comms, n_comms);
-        latency += extra_latency(op, &plan.phase[k]);
+        n_comms = post_phase(run, op, &plan.phase[k], k, 1.0, comms, n_comms);
+        double hop = phase_hop_latency(op, &plan.phase[k]);
+        latency += plan.phase[k].steps * hop;
+        if (hop > paid)
+            paid = hop;
     }
     sg_comm_wait_all(comms, n_comms);
-    if (latency > 0)
-        sg_actor_sleep_for(latency);
+    if (latency > paid)
+        sg_actor_sleep_for(latency - paid);
 }
 
 /* A blocking flow between two hosts (copies between a GPU and its node's CPU). */
@@ -347,6 +367,7 @@ int engine_run(const Graph *g, const EngineOptions *opts, EngineResult *out, Err
     run.sems = xmalloc((n_streams ? n_streams : 1) * sizeof *run.sems);
     run.actors = xmalloc((n_streams ? n_streams : 1) * sizeof *run.actors);
     run.algo = xmalloc(n_coll ? n_coll : 1);
+    run.is_aligned = xmalloc(n_coll ? n_coll : 1);
     /* Resolve each group's algorithm once: node alignment is O(group size). */
     uint32_t cached_group = UINT32_MAX;
     bool cached_aligned = false;
@@ -358,6 +379,7 @@ int engine_run(const Graph *g, const EngineOptions *opts, EngineResult *out, Err
             cached_aligned = collective_is_node_aligned(p, members, n);
         }
         run.algo[c] = (uint8_t)collective_resolve(opts->algo, cached_aligned);
+        run.is_aligned[c] = cached_aligned;
     }
 
     struct timespec w0, w1;
@@ -404,6 +426,7 @@ int engine_run(const Graph *g, const EngineOptions *opts, EngineResult *out, Err
     free(run.sems);
     free(run.actors);
     free(run.algo);
+    free(run.is_aligned);
     return rc;
 }
 

@@ -1,0 +1,121 @@
+/*
+ * cli.c - option tables, value converters and shared messages (see cli.h).
+ */
+#include "cli.h"
+
+#include "common/suggest.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_usage_error(const char *command, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "zerosim %s: ", command);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (see zerosim %s --help)\n", command);
+    va_end(ap);
+    return EXIT_BAD_USAGE;
+}
+
+int cli_parse(const char *command, const char *help, int argc, char **argv, int first,
+              CliOption *options, int n_options)
+{
+    const char *names[64];
+    int n_names = 0;
+    for (int k = 0; k < n_options && n_names < 63; k++)
+        names[n_names++] = options[k].name;
+    names[n_names] = NULL;
+    for (int i = first; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            fputs(help, stdout);
+            return 1;
+        }
+        CliOption *opt = NULL;
+        for (int k = 0; k < n_options; k++)
+            if (strcmp(arg, options[k].name) == 0)
+                opt = &options[k];
+        if (opt == NULL) {
+            const char *best = suggest_closest(arg, names);
+            if (best != NULL)
+                return cli_usage_error(command, "unknown option \"%s\" (did you mean \"%s\"?)",
+                                       arg, best);
+            return cli_usage_error(command, "unknown option \"%s\"", arg);
+        }
+        if (!opt->takes_value) {
+            opt->value = "";
+            continue;
+        }
+        if (i + 1 >= argc)
+            return cli_usage_error(command, "%s: expected a value, got nothing", arg);
+        opt->value = argv[++i];
+    }
+    return 0;
+}
+
+const char *cli_value(const CliOption *options, int n_options, const char *name)
+{
+    for (int k = 0; k < n_options; k++)
+        if (strcmp(options[k].name, name) == 0)
+            return options[k].value;
+    return NULL;
+}
+
+static int parse_scaled(const char *command, const char *option, const char *text,
+                        bool allow_suffix, uint64_t *out)
+{
+    if (text == NULL)
+        return 0;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    uint64_t scale = 1;
+    if (allow_suffix && end != NULL && end != text && end[0] != '\0' && end[1] == '\0') {
+        switch (end[0]) {
+        case 'K': case 'k': scale = 1ull << 10; end++; break;
+        case 'M': case 'm': scale = 1ull << 20; end++; break;
+        case 'G': case 'g': scale = 1ull << 30; end++; break;
+        default: break;
+        }
+    }
+    if (text[0] == '-' || text[0] == '\0' || end == text || *end != '\0' || errno != 0 ||
+        v == 0 || v > (1ull << 50) / scale)
+        return cli_usage_error(command, "%s: expected %s, got \"%s\"", option,
+                               allow_suffix ? "a positive size in bytes (e.g. 8, 64K, 1M, 8G)"
+                                            : "a positive integer",
+                               text);
+    *out = v * scale;
+    return 0;
+}
+
+int cli_count(const char *command, const char *option, const char *text, uint64_t *out)
+{
+    return parse_scaled(command, option, text, false, out);
+}
+
+int cli_bytes(const char *command, const char *option, const char *text, uint64_t *out)
+{
+    return parse_scaled(command, option, text, true, out);
+}
+
+const char *cli_data_dir(void)
+{
+    const char *env = getenv("ZEROSIM_DATA_DIR");
+    return env && env[0] ? env : ZEROSIM_DATA_DIR;
+}
+
+void cli_warn_not_modelled(const char *file, const StrList *keys)
+{
+    if (keys->n_items == 0)
+        return;
+    fprintf(stderr, "zerosim: warning: %s: keys read but not modelled (they do not change the "
+            "result): ", file);
+    for (size_t i = 0; i < keys->n_items; i++)
+        fprintf(stderr, "%s%s", i ? ", " : "", keys->items[i]);
+    fputc('\n', stderr);
+}

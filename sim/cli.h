@@ -1,0 +1,56 @@
+/*
+ * cli.h - what every zerosim command shares on the command line.
+ *
+ * Options are declared in a table; cli_parse() fills in the text given for each (or marks a
+ * flag as present), rejects unknown options with the closest known one, and leaves the
+ * conversion of values to the command, with the converters below. Exit codes are the
+ * README's: 0 success, 1 bad input file, 2 bad command line.
+ */
+#ifndef ZEROSIM_CLI_H
+#define ZEROSIM_CLI_H
+
+#include "common/strlist.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_BAD_USAGE = 2 };
+
+typedef struct CliOption {
+    const char *name;   /* "--gpus" */
+    bool takes_value;   /* false: a flag */
+    const char *value;  /* out: the text given, "" for a present flag, NULL when absent */
+} CliOption;
+
+/* Parses argv[first..argc) against options (n of them). Returns 0, 1 when --help/-h was
+ * given (help printed to stdout), or EXIT_BAD_USAGE with a message on stderr. */
+int cli_parse(const char *command, const char *help, int argc, char **argv, int first,
+              CliOption *options, int n_options);
+
+/* The value of option `name` (NULL when absent). */
+const char *cli_value(const CliOption *options, int n_options, const char *name);
+
+/* Prints "zerosim COMMAND: MESSAGE (see zerosim COMMAND --help)" and returns
+ * EXIT_BAD_USAGE. */
+int cli_usage_error(const char *command, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* A positive integer ("64"). 0 on success; else prints the error and returns
+ * EXIT_BAD_USAGE. A NULL text leaves *out unchanged. */
+int cli_count(const char *command, const char *option, const char *text, uint64_t *out);
+
+/* A byte size with an optional binary suffix, as nccl-tests takes them: "8", "64K", "1M",
+ * "8G". Same contract as cli_count. */
+int cli_bytes(const char *command, const char *option, const char *text, uint64_t *out);
+
+/* Where shipped models, configs and platforms live: $ZEROSIM_DATA_DIR or the source tree. */
+const char *cli_data_dir(void);
+
+/* "zerosim: warning: FILE: keys read but not modelled ...: a, b" on stderr, if any. */
+void cli_warn_not_modelled(const char *file, const StrList *keys);
+
+/* The commands. Each returns an exit code. */
+int cmd_estimate(int argc, char **argv);
+int cmd_collective(int argc, char **argv);
+
+#endif

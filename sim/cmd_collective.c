@@ -1,0 +1,183 @@
+/*
+ * cmd_collective.c - `zerosim collective`: one collective over a range of sizes, simulated on
+ * a platform, printed like nccl-tests so that it can be put beside a real run.
+ *
+ * Each size is its own event graph (one collective over every GPU) run on the same SimGrid
+ * platform, one after another.
+ */
+#include "cli.h"
+
+#include "common/err.h"
+#include "common/xalloc.h"
+#include "engine/engine.h"
+#include "inputs/platform.h"
+#include "report/collective_report.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const help =
+    "usage: zerosim collective --platform P --op OP [options]\n"
+    "\n"
+    "Simulates one collective over all GPUs of a platform for message sizes from\n"
+    "--min-bytes to --max-bytes (doubling) and prints, like nccl-tests, the size, the\n"
+    "time, the algorithm bandwidth (size/time) and the bus bandwidth (algbw x 2(n-1)/n\n"
+    "for all-reduce, (n-1)/n for all-gather and reduce-scatter, 1 for broadcast).\n"
+    "\n"
+    "required:\n"
+    "  --platform P     platform JSON path or shipped name (e.g. dgx-a100-80g)\n"
+    "  --op OP          all_reduce, all_gather, reduce_scatter or broadcast\n"
+    "options:\n"
+    "  --gpus N         resize the platform to N GPUs (at least 2)\n"
+    "  --nodes N        resize the platform to N nodes\n"
+    "  --algo A         ring, hier (NVLink rings inside nodes, one ring per rail across\n"
+    "                   nodes) or auto (default: hier for whole nodes, else ring)\n"
+    "  --min-bytes A    smallest size, with an optional K, M, G suffix (default 8)\n"
+    "  --max-bytes B    largest size (default 8G)\n"
+    "  --stepwise       simulate every ring step as its own message (slower; validates\n"
+    "                   the default fluid mode)\n"
+    "  --json FILE|-    also write the rows as a JSON array to FILE; '-' writes only JSON\n"
+    "  -h, --help       this text\n"
+    "\n"
+    "Sizes are the collective's buffer (nccl-tests' size column). Exit codes: 0 success,\n"
+    "1 bad input file, 2 bad command line.\n";
+
+enum { OPT_PLATFORM, OPT_OP, OPT_GPUS, OPT_NODES, OPT_ALGO, OPT_MIN, OPT_MAX, OPT_STEPWISE,
+       OPT_JSON, N_OPTS };
+
+static int parse_op(const char *text, CollectiveKind *out)
+{
+    for (int k = 0; k < COLL_N_KINDS; k++) {
+        if (strcmp(text, graph_collective_name((CollectiveKind)k)) == 0) {
+            *out = (CollectiveKind)k;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Simulates one collective of `bytes` over all n ranks; returns its time or -1. */
+static double simulate(uint32_t n, CollectiveKind op, double bytes, const EngineOptions *opts,
+                       uint32_t *members, Err *err)
+{
+    Graph *g = graph_create(n);
+    uint32_t group = graph_add_group(g, members, n);
+    graph_collective(g, op, group, STREAM_REDUCE, bytes, 0, graph_label(g, "collective"), NULL);
+    double time_s = -1;
+    EngineResult r;
+    if (graph_finalize(g, err) == 0 && engine_run(g, opts, &r, err) == 0) {
+        time_s = r.makespan_s;
+        engine_result_fini(&r);
+    }
+    graph_destroy(g);
+    return time_s;
+}
+
+int cmd_collective(int argc, char **argv)
+{
+    CliOption o[N_OPTS] = {
+        [OPT_PLATFORM] = {"--platform", true, NULL}, [OPT_OP] = {"--op", true, NULL},
+        [OPT_GPUS] = {"--gpus", true, NULL},         [OPT_NODES] = {"--nodes", true, NULL},
+        [OPT_ALGO] = {"--algo", true, NULL},         [OPT_MIN] = {"--min-bytes", true, NULL},
+        [OPT_MAX] = {"--max-bytes", true, NULL},     [OPT_STEPWISE] = {"--stepwise", false, NULL},
+        [OPT_JSON] = {"--json", true, NULL},
+    };
+    const char *cmd = "collective";
+    int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
+    if (rc)
+        return rc == 1 ? EXIT_OK : rc;
+    for (int k = OPT_PLATFORM; k <= OPT_OP; k++)
+        if (o[k].value == NULL)
+            return cli_usage_error(cmd, "%s: expected a value for this required option, got "
+                                   "nothing", o[k].name);
+    CollectiveKind op;
+    if (parse_op(o[OPT_OP].value, &op))
+        return cli_usage_error(cmd, "--op: expected all_reduce, all_gather, reduce_scatter or "
+                               "broadcast, got \"%s\"", o[OPT_OP].value);
+    EngineOptions opts = {COLL_ALGO_AUTO, o[OPT_STEPWISE].value != NULL, NULL};
+    const char *algo = o[OPT_ALGO].value;
+    if (algo != NULL) {
+        if (strcmp(algo, "ring") == 0)
+            opts.algo = COLL_ALGO_RING;
+        else if (strcmp(algo, "hier") == 0)
+            opts.algo = COLL_ALGO_HIER;
+        else if (strcmp(algo, "auto") != 0)
+            return cli_usage_error(cmd, "--algo: expected ring, hier or auto, got \"%s\"", algo);
+    }
+    uint64_t gpus = 0, nodes = 0, min_bytes = 8, max_bytes = 8ull << 30;
+    if (cli_count(cmd, "--gpus", o[OPT_GPUS].value, &gpus) ||
+        cli_count(cmd, "--nodes", o[OPT_NODES].value, &nodes) ||
+        cli_bytes(cmd, "--min-bytes", o[OPT_MIN].value, &min_bytes) ||
+        cli_bytes(cmd, "--max-bytes", o[OPT_MAX].value, &max_bytes))
+        return EXIT_BAD_USAGE;
+    if (min_bytes > max_bytes)
+        return cli_usage_error(cmd, "--max-bytes: expected at least --min-bytes (%llu), got "
+                               "%llu", (unsigned long long)min_bytes,
+                               (unsigned long long)max_bytes);
+
+    Err err = {0};
+    Platform platform;
+    if (platform_load(&platform, o[OPT_PLATFORM].value, cli_data_dir(), &err)) {
+        fprintf(stderr, "zerosim: %s\n", err.msg);
+        return EXIT_BAD_INPUT;
+    }
+    if (platform_resize(&platform, gpus, nodes, &err)) {
+        fprintf(stderr, "zerosim: %s\n", err.msg);
+        return EXIT_BAD_USAGE;
+    }
+    const uint32_t n = (uint32_t)platform_n_gpus(&platform);
+    if (n < 2)
+        return cli_usage_error(cmd, "--gpus: expected at least 2 GPUs for a collective, got "
+                               "%u (platform %s)", n, platform.name);
+    if (engine_init(&platform, PRECISION_BF16, &err)) {
+        fprintf(stderr, "zerosim: %s\n", err.msg);
+        return EXIT_BAD_INPUT;
+    }
+
+    uint32_t *members = xmalloc(n * sizeof *members);
+    for (uint32_t i = 0; i < n; i++)
+        members[i] = i;
+    size_t n_rows = 0;
+    CollectiveRow rows[64];
+    for (uint64_t bytes = min_bytes; bytes <= max_bytes && n_rows < 64; bytes *= 2) {
+        double t = simulate(n, op, (double)bytes, &opts, members, &err);
+        if (t < 0) {
+            fprintf(stderr, "zerosim: %s\n", err.msg);
+            free(members);
+            return EXIT_BAD_INPUT;
+        }
+        double algbw = t > 0 ? (double)bytes / t : 0.0;
+        rows[n_rows++] = (CollectiveRow){(double)bytes, t, algbw,
+                                         algbw * collective_busbw_factor(op, n)};
+    }
+    free(members);
+
+    bool aligned = n > platform.gpus_per_node && n % platform.gpus_per_node == 0;
+    char title[256];
+    snprintf(title, sizeof title, "zerosim collective: %s on %s, %u GPUs (%llu node%s x %llu), "
+             "algorithm %s, %s mode", graph_collective_name(op), platform.name, n,
+             (unsigned long long)platform.n_nodes, platform.n_nodes == 1 ? "" : "s",
+             (unsigned long long)platform.gpus_per_node,
+             collective_algo_name(collective_resolve(opts.algo, aligned)),
+             opts.is_stepwise ? "stepwise" : "fluid");
+    const char *json = o[OPT_JSON].value;
+    if (json && strcmp(json, "-") == 0) {
+        collective_report_json(stdout, rows, n_rows);
+        return EXIT_OK;
+    }
+    collective_report_text(stdout, title, rows, n_rows);
+    if (json) {
+        FILE *f = fopen(json, "w");
+        if (f == NULL) {
+            fprintf(stderr, "zerosim: %s: cannot write JSON rows: %s\n", json, strerror(errno));
+            return EXIT_BAD_INPUT;
+        }
+        collective_report_json(f, rows, n_rows);
+        if (fclose(f) != 0) {
+            fprintf(stderr, "zerosim: %s: cannot write JSON rows: %s\n", json, strerror(errno));
+            return EXIT_BAD_INPUT;
+        }
+    }
+    return EXIT_OK;
+}

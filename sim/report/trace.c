@@ -1,0 +1,238 @@
+/*
+ * trace.c - Chrome trace event output (see trace.h).
+ *
+ * Three passes over the data, each streamed through the JSON writer: metadata (process and
+ * thread names and sort order), one complete event per op that took time, stream by stream,
+ * then the memory counters. Times are seconds in the engine and microseconds in the format
+ * ("ts", "dur"); "displayTimeUnit" only changes how viewers label the axis. Format: "Trace
+ * Event Format" (Google, docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU).
+ */
+#include "trace.h"
+
+#include "json_writer.h"
+
+#include "../common/xalloc.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define US_PER_S 1e6
+#define NO_PID UINT32_MAX
+
+static bool is_traced(const bool *traced, uint32_t rank)
+{
+    return traced == NULL || traced[rank];
+}
+
+static const char *op_kind_name(OpKind kind)
+{
+    static const char *const names[] = {"compute", "collective", "copy", "disk", "alloc", "free"};
+    return names[kind];
+}
+
+/* The event name of an op without a label: what it does, from its kind. */
+static const char *op_default_name(const Op *op, char *buf, size_t size)
+{
+    static const char *const copy_names[] = {"copy h2d", "copy d2h", "copy d2d"};
+    switch ((OpKind)op->kind) {
+    case OP_COMPUTE: return op->sub == DEVICE_GPU ? "compute" : "cpu compute";
+    case OP_COLLECTIVE: return graph_collective_name((CollectiveKind)op->sub);
+    case OP_COPY: return copy_names[op->sub];
+    case OP_DISK: return op->sub == DISK_READ ? "nvme read" : "nvme write";
+    case OP_ALLOC:
+    case OP_FREE:
+        snprintf(buf, size, "%s %s %s", op->kind == OP_ALLOC ? "alloc" : "free",
+                 graph_space_name((MemSpace)op->sub),
+                 graph_category_name((MemCategory)op->category));
+        return buf;
+    }
+    return "op";
+}
+
+static void begin_event(JsonWriter *w, const char *ph, const char *name, uint32_t rank)
+{
+    json_begin_object(w);
+    json_kv_string(w, "name", name);
+    json_kv_string(w, "ph", ph);
+    json_kv_u64(w, "pid", TRACE_PID(rank));
+}
+
+/* A metadata event naming or ordering a process (stream_kind < 0) or one of its threads. */
+static void write_meta(JsonWriter *w, const char *what, uint32_t rank, int stream_kind,
+                       const char *name, uint64_t sort_index)
+{
+    begin_event(w, "M", what, rank);
+    if (stream_kind >= 0)
+        json_kv_u64(w, "tid", TRACE_TID(stream_kind));
+    json_key(w, "args");
+    json_begin_object(w);
+    if (name != NULL)
+        json_kv_string(w, "name", name);
+    else
+        json_kv_u64(w, "sort_index", sort_index);
+    json_end_object(w);
+    json_end_object(w);
+}
+
+static void write_metadata(JsonWriter *w, const Graph *g, const bool *traced)
+{
+    char name[32];
+    for (uint32_t rank = 0; rank < graph_n_ranks(g); rank++) {
+        if (!is_traced(traced, rank))
+            continue;
+        snprintf(name, sizeof name, "rank %u", rank);
+        write_meta(w, "process_name", rank, -1, name, 0);
+        write_meta(w, "process_sort_index", rank, -1, NULL, rank);
+    }
+    const Stream *streams = graph_streams(g);
+    for (uint32_t s = 0; s < graph_n_streams(g); s++) {
+        if (!is_traced(traced, streams[s].rank))
+            continue;
+        write_meta(w, "thread_name", streams[s].rank, streams[s].kind,
+                   graph_stream_name((StreamKind)streams[s].kind), 0);
+        write_meta(w, "thread_sort_index", streams[s].rank, streams[s].kind, NULL,
+                   streams[s].kind);
+    }
+}
+
+static void write_op(JsonWriter *w, const Graph *g, const EngineResult *r, OpId id)
+{
+    const Op *op = &graph_ops(g)[id];
+    double start_s = r->op_start_s[id];
+    double dur_s = r->op_end_s[id] > start_s ? r->op_end_s[id] - start_s : 0;
+    if ((op->kind == OP_ALLOC || op->kind == OP_FREE) && dur_s == 0)
+        return;
+    char buf[64];
+    const char *label = graph_label_text(g, op->label);
+    begin_event(w, "X", label[0] != '\0' ? label : op_default_name(op, buf, sizeof buf), op->rank);
+    json_kv_u64(w, "tid", TRACE_TID(op->stream_kind));
+    json_kv_string(w, "cat", op_kind_name((OpKind)op->kind));
+    json_kv_double(w, "ts", start_s * US_PER_S);
+    json_kv_double(w, "dur", dur_s * US_PER_S);
+    json_key(w, "args");
+    json_begin_object(w);
+    json_kv_u64(w, "op", id);
+    switch ((OpKind)op->kind) {
+    case OP_COMPUTE:
+        /* amount is FLOPs on a GPU, parameters updated by the CPU optimizer (graph.h) */
+        json_kv_double(w, op->sub == DEVICE_GPU ? "flops" : "params", op->amount);
+        break;
+    case OP_COLLECTIVE: {
+        const Collective *c = &graph_collectives(g)[op->ref];
+        uint32_t n_members;
+        graph_group(g, c->group, &n_members);
+        json_kv_double(w, "bytes", op->amount);
+        json_kv_u64(w, "instance", op->ref);
+        json_kv_u64(w, "group_size", n_members);
+        if (c->kind == COLL_BROADCAST)
+            json_kv_u64(w, "root", c->root);
+        break;
+    }
+    case OP_COPY:
+    case OP_DISK: json_kv_double(w, "bytes", op->amount); break;
+    case OP_ALLOC:
+    case OP_FREE:
+        json_kv_double(w, "bytes", op->amount);
+        json_kv_u64(w, "buffer", op->ref);
+        break;
+    }
+    json_end_object(w);
+    json_end_object(w);
+}
+
+static void write_ops(JsonWriter *w, const Graph *g, const EngineResult *r, const bool *traced)
+{
+    const Stream *streams = graph_streams(g);
+    const OpId *stream_ops = graph_stream_ops(g);
+    for (uint32_t s = 0; s < graph_n_streams(g); s++) {
+        if (!is_traced(traced, streams[s].rank))
+            continue;
+        for (uint32_t k = streams[s].op_begin; k < streams[s].op_end; k++)
+            write_op(w, g, r, stream_ops[k]);
+    }
+}
+
+/* Counter tracks. Accounts are GPU per rank, then CPU and NVMe per node (memory.h); each
+ * traced account is mapped to the pid that shows it: the rank for a GPU, the lowest traced
+ * rank on the node for its CPU and NVMe. */
+static void write_counters(JsonWriter *w, const Graph *g, const MemTracker *t,
+                           const bool *traced)
+{
+    const uint32_t n_ranks = graph_n_ranks(g);
+    uint32_t n_accounts = 0;
+    for (uint32_t rank = 0; rank < n_ranks; rank++) {
+        uint32_t last = memory_account_index(t, rank, MEM_NVME) + 1;
+        n_accounts = last > n_accounts ? last : n_accounts;
+    }
+    uint32_t *pid_rank = xmalloc(((size_t)n_accounts + 1) * sizeof *pid_rank);
+    uint8_t *space = xmalloc((size_t)n_accounts + 1);
+    for (uint32_t a = 0; a < n_accounts; a++)
+        pid_rank[a] = NO_PID;
+    for (uint32_t rank = 0; rank < n_ranks; rank++) {
+        if (!is_traced(traced, rank))
+            continue;
+        for (int s = 0; s < MEM_N_SPACES; s++) {
+            uint32_t a = memory_account_index(t, rank, (MemSpace)s);
+            if (pid_rank[a] == NO_PID) {
+                pid_rank[a] = rank;
+                space[a] = (uint8_t)s;
+            }
+        }
+    }
+
+    static const char *const names[MEM_N_SPACES] = {"gpu memory", "cpu memory", "nvme"};
+    uint32_t n_samples;
+    const MemSample *samples = memory_samples(t, &n_samples);
+    for (uint32_t i = 0; i < n_samples; i++) {
+        const MemSample *m = &samples[i];
+        if (m->account >= n_accounts || pid_rank[m->account] == NO_PID)
+            continue;
+        begin_event(w, "C", names[space[m->account]], pid_rank[m->account]);
+        json_kv_string(w, "cat", "memory");
+        json_kv_double(w, "ts", m->time_s * US_PER_S);
+        json_key(w, "args");
+        json_begin_object(w);
+        json_kv_double(w, "bytes", m->bytes);
+        json_end_object(w);
+        json_end_object(w);
+    }
+    free(pid_rank);
+    free(space);
+}
+
+int trace_write(const char *path, const Graph *g, const EngineResult *r, const bool *traced,
+                Err *err)
+{
+    assert(graph_stream_ops(g) != NULL); /* finalised */
+    FILE *out = fopen(path, "w");
+    if (out == NULL)
+        return err_set(err, "%s: cannot write trace: %s", path, strerror(errno));
+
+    JsonWriter w;
+    json_writer_init(&w, out, false);
+    json_begin_object(&w);
+    json_kv_string(&w, "displayTimeUnit", "ms");
+    json_key(&w, "traceEvents");
+    json_begin_array(&w);
+    write_metadata(&w, g, traced);
+    write_ops(&w, g, r, traced);
+    if (r->memory != NULL)
+        write_counters(&w, g, r->memory, traced);
+    json_end_array(&w);
+    json_end_object(&w);
+    fputc('\n', out);
+
+    /* A full disk may show only when the buffered bytes are flushed or the file is closed. */
+    int error = 0;
+    if (fflush(out) != 0)
+        error = errno;
+    else if (ferror(out))
+        error = EIO;
+    if (fclose(out) != 0 && error == 0)
+        error = errno;
+    if (error != 0)
+        return err_set(err, "%s: cannot write trace: %s", path, strerror(error));
+    return 0;
+}

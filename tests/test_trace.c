@@ -1,0 +1,446 @@
+/*
+ * test_trace.c - the Chrome trace writer (report/trace.c) on a hand-built run.
+ *
+ * A two-rank graph is built by hand and given made-up op times (op i starts at i ms; ops that
+ * take time last 0.5 ms) and a memory tracker fed the graph's ALLOC/FREE ops at those times, so
+ * no SimGrid is needed. The trace is written to a temporary file, parsed back with cJSON, and
+ * checked event by event: metadata, complete events in microseconds, counters only for traced
+ * ranks.
+ */
+#define _POSIX_C_SOURCE 200809L /* mkstemp */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "report/trace.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define START_S(id) ((id) * 1e-3)
+#define BUSY_S 0.5e-3
+
+enum { N_OPS = 17 };
+
+/* Ops, by id (see build_graph):
+ *  0 alloc r0 gpu activations 100    (compute)    9 free  r0 nvme               (nvme)
+ *  1 compute r0 1e9 "fwd L0"         (compute)   10 alloc r0 cpu optimizer 512  (cpu)
+ *  2 all_gather r0 4096              (gather)    11 compute r0 cpu 1000 "adam"  (cpu)
+ *  3 all_gather r1 4096              (gather)    12 free  r0 cpu                (cpu)
+ *  4 compute r1 1e9 "fwd L0"         (compute)   13 alloc r1 gpu activations 200 (compute)
+ *  5 free r0 gpu                     (compute)   14 free  r1 gpu                (compute)
+ *  6 copy h2d r0 64                  (h2d)       15 alloc r1 cpu optimizer 300  (cpu)
+ *  7 alloc r0 nvme optimizer 8192    (nvme)      16 free  r1 cpu                (cpu)
+ *  8 disk read r0 4096               (nvme)
+ */
+static Graph *build_graph(void)
+{
+    Graph *g = graph_create(2);
+    const uint32_t both[] = {0, 1};
+    uint32_t group = graph_add_group(g, both, 2);
+    uint32_t fwd = graph_label(g, "fwd L0");
+    uint32_t b[5];
+    graph_alloc(g, 0, STREAM_COMPUTE, MEM_GPU, MEM_ACTIVATIONS, 100, &b[0]);
+    graph_compute(g, 0, STREAM_COMPUTE, DEVICE_GPU, 1e9, fwd);
+    OpId ag[2];
+    graph_collective(g, COLL_ALL_GATHER, group, STREAM_GATHER, 4096, 0, 0, ag);
+    graph_compute(g, 1, STREAM_COMPUTE, DEVICE_GPU, 1e9, fwd);
+    graph_free(g, 0, STREAM_COMPUTE, b[0]);
+    graph_copy(g, 0, STREAM_H2D, COPY_H2D, 64, 0);
+    graph_alloc(g, 0, STREAM_NVME, MEM_NVME, MEM_OPTIMIZER, 8192, &b[1]);
+    graph_disk(g, 0, DISK_READ, 4096, 0);
+    graph_free(g, 0, STREAM_NVME, b[1]);
+    graph_alloc(g, 0, STREAM_CPU, MEM_CPU, MEM_OPTIMIZER, 512, &b[2]);
+    graph_compute(g, 0, STREAM_CPU, DEVICE_CPU, 1000, graph_label(g, "adam"));
+    graph_free(g, 0, STREAM_CPU, b[2]);
+    graph_alloc(g, 1, STREAM_COMPUTE, MEM_GPU, MEM_ACTIVATIONS, 200, &b[3]);
+    graph_free(g, 1, STREAM_COMPUTE, b[3]);
+    graph_alloc(g, 1, STREAM_CPU, MEM_CPU, MEM_OPTIMIZER, 300, &b[4]);
+    graph_free(g, 1, STREAM_CPU, b[4]);
+    graph_depend(g, ag[0], 1);
+    graph_depend(g, ag[1], 4);
+    Err err = {0};
+    assert_int_equal(graph_finalize(g, &err), 0);
+    assert_int_equal(graph_n_ops(g), N_OPS);
+    return g;
+}
+
+/* Times and memory as the engine would report them; mem_traced selects the tracker's
+ * timelines (NULL = none recorded). */
+static void fake_result(const Graph *g, uint32_t gpus_per_node, const bool *mem_traced,
+                        EngineResult *r)
+{
+    memset(r, 0, sizeof *r);
+    const uint32_t n = graph_n_ops(g);
+    r->n_ops = n;
+    r->n_ranks = graph_n_ranks(g);
+    r->op_start_s = calloc(n, sizeof *r->op_start_s);
+    r->op_end_s = calloc(n, sizeof *r->op_end_s);
+    assert_non_null(r->op_start_s);
+    assert_non_null(r->op_end_s);
+    r->memory = memory_create(r->n_ranks, gpus_per_node, 1e12, 1e12, 1e12, mem_traced);
+    const Op *ops = graph_ops(g);
+    for (OpId id = 0; id < n; id++) {
+        const Op *op = &ops[id];
+        r->op_start_s[id] = START_S(id);
+        bool is_mem = op->kind == OP_ALLOC || op->kind == OP_FREE;
+        r->op_end_s[id] = START_S(id) + (is_mem ? 0 : BUSY_S);
+        if (is_mem) {
+            double bytes = op->kind == OP_ALLOC ? op->amount : -op->amount;
+            memory_apply(r->memory, START_S(id), op->rank, (MemSpace)op->sub,
+                         (MemCategory)op->category, bytes);
+        }
+    }
+    r->makespan_s = START_S(n);
+}
+
+static void fake_result_fini(EngineResult *r)
+{
+    free(r->op_start_s);
+    free(r->op_end_s);
+    memory_destroy(r->memory);
+}
+
+/* Writes the trace to a fresh temporary file and parses it back (caller deletes). */
+static cJSON *write_and_parse(const Graph *g, const EngineResult *r, const bool *traced)
+{
+    char path[] = "/tmp/zerosim_trace_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    Err err = {0};
+    int rc = trace_write(path, g, r, traced, &err);
+    if (rc != 0)
+        fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(rc, 0);
+
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    long size = ftell(f);
+    assert_true(size > 0);
+    rewind(f);
+    char *text = malloc((size_t)size + 1);
+    assert_non_null(text);
+    assert_int_equal(fread(text, 1, (size_t)size, f), (size_t)size);
+    text[size] = '\0';
+    fclose(f);
+    remove(path);
+
+    cJSON *root = cJSON_Parse(text);
+    if (root == NULL)
+        fprintf(stderr, "invalid JSON near: %.40s\n", cJSON_GetErrorPtr());
+    free(text);
+    assert_non_null(root);
+    assert_true(cJSON_IsObject(root));
+    const cJSON *unit = cJSON_GetObjectItemCaseSensitive(root, "displayTimeUnit");
+    assert_true(cJSON_IsString(unit));
+    assert_string_equal(unit->valuestring, "ms");
+    assert_true(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "traceEvents")));
+    return root;
+}
+
+static const cJSON *events_of(const cJSON *root)
+{
+    return cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
+}
+
+static const char *str_field(const cJSON *e, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, key);
+    assert_true(cJSON_IsString(v));
+    return v->valuestring;
+}
+
+static double num_field(const cJSON *e, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, key);
+    assert_true(cJSON_IsNumber(v));
+    return v->valuedouble;
+}
+
+static bool has_field(const cJSON *e, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(e, key) != NULL;
+}
+
+/* Events of phase ph (and name, and pid, when given: NULL / 0 = any). */
+static int count_events(const cJSON *root, const char *ph, const char *name, uint64_t pid)
+{
+    int n = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events_of(root)) {
+        if (strcmp(str_field(e, "ph"), ph) != 0)
+            continue;
+        if (name != NULL && strcmp(str_field(e, "name"), name) != 0)
+            continue;
+        if (pid != 0 && (uint64_t)num_field(e, "pid") != pid)
+            continue;
+        n++;
+    }
+    return n;
+}
+
+/* The X event of op `id` (args.op), or NULL. */
+static const cJSON *find_op(const cJSON *root, OpId id)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events_of(root)) {
+        if (strcmp(str_field(e, "ph"), "X") != 0)
+            continue;
+        if ((OpId)num_field(cJSON_GetObjectItemCaseSensitive(e, "args"), "op") == id)
+            return e;
+    }
+    return NULL;
+}
+
+/* The metadata event `what` for (pid, tid) (tid 0: a process event). */
+static const cJSON *find_meta(const cJSON *root, const char *what, uint64_t pid, uint64_t tid)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events_of(root)) {
+        if (strcmp(str_field(e, "ph"), "M") != 0 || strcmp(str_field(e, "name"), what) != 0)
+            continue;
+        if ((uint64_t)num_field(e, "pid") != pid)
+            continue;
+        if (tid == 0 ? !has_field(e, "tid") : (uint64_t)num_field(e, "tid") == tid)
+            return e;
+    }
+    return NULL;
+}
+
+static void assert_near(double a, double b)
+{
+    if (fabs(a - b) > 1e-6 * (1 + fabs(b)))
+        fprintf(stderr, "%.17g != %.17g\n", a, b);
+    assert_true(fabs(a - b) <= 1e-6 * (1 + fabs(b)));
+}
+
+/* Checks the X event of op id: name, category, stream, time in µs, one numeric arg. */
+static void check_op(const cJSON *root, OpId id, uint32_t rank, StreamKind stream,
+                     const char *name, const char *cat, const char *arg, double arg_value)
+{
+    const cJSON *e = find_op(root, id);
+    if (e == NULL)
+        fprintf(stderr, "no X event for op %u\n", id);
+    assert_non_null(e);
+    assert_string_equal(str_field(e, "name"), name);
+    assert_string_equal(str_field(e, "cat"), cat);
+    assert_true(num_field(e, "pid") == (double)TRACE_PID(rank));
+    assert_true(num_field(e, "tid") == (double)TRACE_TID(stream));
+    assert_near(num_field(e, "ts"), id * 1000.0);
+    assert_near(num_field(e, "dur"), 500.0);
+    assert_true(num_field(cJSON_GetObjectItemCaseSensitive(e, "args"), arg) == arg_value);
+}
+
+/* The C events named `name` under pid, in file order, must carry exactly these bytes at
+ * these op times. */
+static void check_counter(const cJSON *root, const char *name, uint64_t pid, const OpId *at,
+                          const double *bytes, int n)
+{
+    int k = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events_of(root)) {
+        if (strcmp(str_field(e, "ph"), "C") != 0 || strcmp(str_field(e, "name"), name) != 0 ||
+            (uint64_t)num_field(e, "pid") != pid)
+            continue;
+        assert_true(k < n);
+        assert_near(num_field(e, "ts"), START_S(at[k]) * 1e6);
+        assert_true(num_field(cJSON_GetObjectItemCaseSensitive(e, "args"), "bytes") == bytes[k]);
+        k++;
+    }
+    assert_int_equal(k, n);
+}
+
+static void test_trace_write_traced_rank_only(void **state)
+{
+    (void)state;
+    Graph *g = build_graph();
+    EngineResult r;
+    /* Two nodes of one GPU each; the engine recorded every rank, the trace shows rank 0. */
+    const bool all[] = {true, true};
+    fake_result(g, 1, all, &r);
+    const bool traced[] = {true, false};
+    cJSON *root = write_and_parse(g, &r, traced);
+    const uint64_t p0 = TRACE_PID(0);
+
+    /* Metadata: one process, its five streams. */
+    assert_int_equal(count_events(root, "M", "process_name", 0), 1);
+    const cJSON *pn = find_meta(root, "process_name", p0, 0);
+    assert_non_null(pn);
+    assert_string_equal(str_field(cJSON_GetObjectItemCaseSensitive(pn, "args"), "name"), "rank 0");
+    assert_non_null(find_meta(root, "process_sort_index", p0, 0));
+    assert_int_equal(count_events(root, "M", "thread_name", 0), 5);
+    assert_int_equal(count_events(root, "M", "thread_sort_index", 0), 5);
+    const StreamKind kinds[] = {STREAM_COMPUTE, STREAM_GATHER, STREAM_H2D, STREAM_NVME,
+                                STREAM_CPU};
+    for (int i = 0; i < 5; i++) {
+        const cJSON *tn = find_meta(root, "thread_name", p0, TRACE_TID(kinds[i]));
+        assert_non_null(tn);
+        assert_string_equal(str_field(cJSON_GetObjectItemCaseSensitive(tn, "args"), "name"),
+                            graph_stream_name(kinds[i]));
+        const cJSON *ts = find_meta(root, "thread_sort_index", p0, TRACE_TID(kinds[i]));
+        assert_non_null(ts);
+        assert_true(num_field(cJSON_GetObjectItemCaseSensitive(ts, "args"), "sort_index") ==
+                    kinds[i]);
+    }
+
+    /* Complete events: rank 0's five timed ops; labels win over kind names. */
+    assert_int_equal(count_events(root, "X", NULL, 0), 5);
+    check_op(root, 1, 0, STREAM_COMPUTE, "fwd L0", "compute", "flops", 1e9);
+    check_op(root, 2, 0, STREAM_GATHER, "all_gather", "collective", "bytes", 4096);
+    check_op(root, 6, 0, STREAM_H2D, "copy h2d", "copy", "bytes", 64);
+    check_op(root, 8, 0, STREAM_NVME, "nvme read", "disk", "bytes", 4096);
+    check_op(root, 11, 0, STREAM_CPU, "adam", "compute", "params", 1000);
+    const cJSON *ag = cJSON_GetObjectItemCaseSensitive(find_op(root, 2), "args");
+    assert_true(num_field(ag, "group_size") == 2);
+    assert_true(num_field(ag, "instance") == 0);
+
+    /* Counters: rank 0's GPU and its node's CPU and NVMe, nothing of rank 1 or node 1. */
+    const OpId gpu_at[] = {0, 5}, nvme_at[] = {7, 9}, cpu_at[] = {10, 12};
+    const double gpu_bytes[] = {100, 0}, nvme_bytes[] = {8192, 0}, cpu_bytes[] = {512, 0};
+    check_counter(root, "gpu memory", p0, gpu_at, gpu_bytes, 2);
+    check_counter(root, "nvme", p0, nvme_at, nvme_bytes, 2);
+    check_counter(root, "cpu memory", p0, cpu_at, cpu_bytes, 2);
+    assert_int_equal(count_events(root, "C", NULL, 0), 6);
+
+    /* Rank 1 (and its node) is absent altogether. */
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events_of(root))
+        assert_true(num_field(e, "pid") == (double)p0);
+    assert_int_equal(cJSON_GetArraySize(events_of(root)), 2 + 10 + 5 + 6);
+
+    cJSON_Delete(root);
+    fake_result_fini(&r);
+    graph_destroy(g);
+}
+
+/* Both ranks on one node, all traced: the node's CPU and NVMe counters appear once, under the
+ * lowest rank. */
+static void test_trace_write_all_ranks_one_node(void **state)
+{
+    (void)state;
+    Graph *g = build_graph();
+    EngineResult r;
+    fake_result(g, 2, (const bool[]){true, true}, &r);
+    cJSON *root = write_and_parse(g, &r, NULL);
+    const uint64_t p0 = TRACE_PID(0), p1 = TRACE_PID(1);
+
+    assert_int_equal(count_events(root, "M", "process_name", 0), 2);
+    const cJSON *pn = find_meta(root, "process_name", p1, 0);
+    assert_non_null(pn);
+    assert_string_equal(str_field(cJSON_GetObjectItemCaseSensitive(pn, "args"), "name"), "rank 1");
+    assert_int_equal(count_events(root, "M", "thread_name", p0), 5);
+    assert_int_equal(count_events(root, "M", "thread_name", p1), 3); /* gather, compute, cpu */
+
+    assert_int_equal(count_events(root, "X", NULL, 0), 7);
+    assert_int_equal(count_events(root, "X", NULL, p1), 2);
+    check_op(root, 3, 1, STREAM_GATHER, "all_gather", "collective", "bytes", 4096);
+    check_op(root, 4, 1, STREAM_COMPUTE, "fwd L0", "compute", "flops", 1e9);
+
+    const OpId gpu1_at[] = {13, 14}, cpu_at[] = {10, 12, 15, 16};
+    const double gpu1_bytes[] = {200, 0}, cpu_bytes[] = {512, 0, 300, 0};
+    check_counter(root, "gpu memory", p1, gpu1_at, gpu1_bytes, 2);
+    check_counter(root, "cpu memory", p0, cpu_at, cpu_bytes, 4);
+    assert_int_equal(count_events(root, "C", "gpu memory", p0), 2);
+    assert_int_equal(count_events(root, "C", "nvme", p0), 2);
+    assert_int_equal(count_events(root, "C", "cpu memory", p1), 0);
+    assert_int_equal(count_events(root, "C", "nvme", p1), 0);
+    assert_int_equal(count_events(root, "C", NULL, 0), 10);
+
+    cJSON_Delete(root);
+    fake_result_fini(&r);
+    graph_destroy(g);
+}
+
+/* No memory timelines recorded (or no tracker): ops only. */
+static void test_trace_write_without_memory_samples(void **state)
+{
+    (void)state;
+    Graph *g = build_graph();
+    EngineResult r;
+    fake_result(g, 1, NULL, &r);
+    const bool traced[] = {false, true};
+    cJSON *root = write_and_parse(g, &r, traced);
+    assert_int_equal(count_events(root, "X", NULL, 0), 2);
+    assert_int_equal(count_events(root, "X", NULL, TRACE_PID(1)), 2);
+    assert_int_equal(count_events(root, "C", NULL, 0), 0);
+    assert_null(find_meta(root, "process_name", TRACE_PID(0), 0));
+    cJSON_Delete(root);
+
+    memory_destroy(r.memory);
+    r.memory = NULL;
+    root = write_and_parse(g, &r, NULL);
+    assert_int_equal(count_events(root, "X", NULL, 0), 7);
+    assert_int_equal(count_events(root, "C", NULL, 0), 0);
+    cJSON_Delete(root);
+    fake_result_fini(&r);
+    graph_destroy(g);
+}
+
+/* An ALLOC that took time (it waited for memory, say) is shown; zero-length ones are not. */
+static void test_trace_write_alloc_with_duration(void **state)
+{
+    (void)state;
+    Graph *g = build_graph();
+    EngineResult r;
+    fake_result(g, 1, NULL, &r);
+    r.op_end_s[0] = r.op_start_s[0] + BUSY_S;
+    cJSON *root = write_and_parse(g, &r, (const bool[]){true, false});
+    assert_int_equal(count_events(root, "X", NULL, 0), 6);
+    check_op(root, 0, 0, STREAM_COMPUTE, "alloc gpu activations", "alloc", "bytes", 100);
+    cJSON_Delete(root);
+    fake_result_fini(&r);
+    graph_destroy(g);
+}
+
+static void test_trace_write_cannot_open(void **state)
+{
+    (void)state;
+    Graph *g = build_graph();
+    EngineResult r;
+    fake_result(g, 1, NULL, &r);
+    Err err = {0};
+    assert_int_equal(trace_write("/nonexistent-zerosim-dir/t.json", g, &r, NULL, &err), -1);
+    assert_string_equal(err.msg, "/nonexistent-zerosim-dir/t.json: cannot write trace: "
+                                 "No such file or directory");
+    fake_result_fini(&r);
+    graph_destroy(g);
+}
+
+/* A full device fails when the buffered events are flushed, not silently. */
+static void test_trace_write_full_device(void **state)
+{
+    (void)state;
+    if (access("/dev/full", W_OK) != 0)
+        skip();
+    Graph *g = build_graph();
+    EngineResult r;
+    fake_result(g, 1, NULL, &r);
+    Err err = {0};
+    assert_int_equal(trace_write("/dev/full", g, &r, NULL, &err), -1);
+    assert_string_equal(err.msg, "/dev/full: cannot write trace: No space left on device");
+    fake_result_fini(&r);
+    graph_destroy(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_trace_write_traced_rank_only),
+        cmocka_unit_test(test_trace_write_all_ranks_one_node),
+        cmocka_unit_test(test_trace_write_without_memory_samples),
+        cmocka_unit_test(test_trace_write_alloc_with_duration),
+        cmocka_unit_test(test_trace_write_cannot_open),
+        cmocka_unit_test(test_trace_write_full_device),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
