@@ -120,6 +120,24 @@ static void test_stage2_defaults(void **state)
     ds_config_fini(&c);
 }
 
+/* Stages 1-2: DeepSpeed's default use_multi_rank_bucket_allreduce (true) turns reduce_scatter
+ * into bucket all-reduces; the key can turn it off. */
+static void test_multi_rank_bucket_allreduce(void **state)
+{
+    (void)state;
+    TrainConfig c;
+    parse_ok("{\"train_micro_batch_size_per_gpu\": 1, \"zero_optimization\": {\"stage\": 1}}", &c);
+    assert_true(c.zero.multi_rank_bucket_allreduce);
+    assert_has(&c.defaults_used, "zero_optimization.use_multi_rank_bucket_allreduce = true");
+    ds_config_fini(&c);
+    parse_ok("{\"train_micro_batch_size_per_gpu\": 1, \"zero_optimization\": {\"stage\": 2, "
+             "\"use_multi_rank_bucket_allreduce\": false}}",
+             &c);
+    assert_false(c.zero.multi_rank_bucket_allreduce);
+    assert_int_equal(c.not_modelled.n_items, 0);
+    ds_config_fini(&c);
+}
+
 static void test_no_zero_section_is_stage0(void **state)
 {
     (void)state;
@@ -572,6 +590,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stage3_defaults_recorded),
         cmocka_unit_test(test_stage2_defaults),
+        cmocka_unit_test(test_multi_rank_bucket_allreduce),
         cmocka_unit_test(test_no_zero_section_is_stage0),
         cmocka_unit_test(test_explicit_values_win),
         cmocka_unit_test(test_optimizer_names),

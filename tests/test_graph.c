@@ -101,14 +101,13 @@ static void test_graph_collective_creates_one_op_per_member(void **state)
     assert_int_equal(group, 0);
     uint32_t label = graph_label(g, "ag L0");
     OpId out[3];
-    uint32_t inst = graph_collective(g, COLL_ALL_GATHER, group, STREAM_GATHER, 4096, 2, label,
-                                     out);
+    uint32_t inst = graph_collective(g, COLL_ALL_GATHER, group, STREAM_GATHER, 4096, 2, label, out);
     assert_int_equal(inst, 0);
     const uint32_t pair[] = {0, 1};
     uint32_t group2 = graph_add_group(g, pair, 2);
     assert_int_equal(group2, 1);
-    uint32_t inst2 = graph_collective(g, COLL_REDUCE_SCATTER, group2, STREAM_REDUCE, 512, 0, 0,
-                                      NULL);
+    uint32_t inst2 =
+        graph_collective(g, COLL_REDUCE_SCATTER, group2, STREAM_REDUCE, 512, 0, 0, NULL);
     assert_int_equal(inst2, 1);
     finalize_ok(g);
 
@@ -359,15 +358,15 @@ static void test_graph_dump_two_ranks(void **state)
     uint32_t group = graph_add_group(g, both, 2);
     uint32_t fwd = graph_label(g, "fwd L0");
     uint32_t buf;
-    graph_alloc(g, 0, STREAM_COMPUTE, MEM_GPU, MEM_PARAMS, 1024, &buf);   /* 0 */
+    graph_alloc(g, 0, STREAM_COMPUTE, MEM_GPU, MEM_PARAMS, 1024, &buf);  /* 0 */
     OpId c0 = graph_compute(g, 0, STREAM_COMPUTE, DEVICE_GPU, 2e9, fwd); /* 1 */
     OpId ag[2];
     graph_collective(g, COLL_ALL_GATHER, group, STREAM_GATHER, 4096, 0, graph_label(g, "ag L0"),
-                     ag);                                                 /* 2, 3 */
+                     ag);                                                /* 2, 3 */
     OpId c1 = graph_compute(g, 1, STREAM_COMPUTE, DEVICE_GPU, 2e9, fwd); /* 4 */
-    graph_free(g, 0, STREAM_COMPUTE, buf);                                /* 5 */
-    OpId d2h = graph_copy(g, 0, STREAM_D2H, COPY_D2H, 512, 0);            /* 6 */
-    graph_disk(g, 1, DISK_WRITE, 8192, graph_label(g, "swap"));           /* 7 */
+    graph_free(g, 0, STREAM_COMPUTE, buf);                               /* 5 */
+    OpId d2h = graph_copy(g, 0, STREAM_D2H, COPY_D2H, 512, 0);           /* 6 */
+    graph_disk(g, 1, DISK_WRITE, 8192, graph_label(g, "swap"));          /* 7 */
     OpId adam = graph_compute(g, 0, STREAM_CPU, DEVICE_CPU, 1000, graph_label(g, "adam")); /* 8 */
     graph_depend(g, ag[0], c0);
     graph_depend(g, ag[1], c1);

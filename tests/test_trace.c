@@ -5,7 +5,7 @@
  * take time last 0.5 ms) and a memory tracker fed the graph's ALLOC/FREE ops at those times, so
  * no SimGrid is needed. The trace is written to a temporary file, parsed back with cJSON, and
  * checked event by event: metadata, complete events in microseconds, counters only for traced
- * ranks.
+ * ranks, and the two ways writing can fail.
  */
 #define _POSIX_C_SOURCE 200809L /* mkstemp */
 
@@ -19,13 +19,12 @@
 #include "report/trace.h"
 
 #include <cjson/cJSON.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#define START_S(id) ((id) * 1e-3)
+#define START_S(id) ((id)*1e-3)
 #define BUSY_S 0.5e-3
 
 enum { N_OPS = 17 };
@@ -177,7 +176,8 @@ static int count_events(const cJSON *root, const char *ph, const char *name, uin
 {
     int n = 0;
     const cJSON *e;
-    cJSON_ArrayForEach(e, events_of(root)) {
+    cJSON_ArrayForEach(e, events_of(root))
+    {
         if (strcmp(str_field(e, "ph"), ph) != 0)
             continue;
         if (name != NULL && strcmp(str_field(e, "name"), name) != 0)
@@ -193,7 +193,8 @@ static int count_events(const cJSON *root, const char *ph, const char *name, uin
 static const cJSON *find_op(const cJSON *root, OpId id)
 {
     const cJSON *e;
-    cJSON_ArrayForEach(e, events_of(root)) {
+    cJSON_ArrayForEach(e, events_of(root))
+    {
         if (strcmp(str_field(e, "ph"), "X") != 0)
             continue;
         if ((OpId)num_field(cJSON_GetObjectItemCaseSensitive(e, "args"), "op") == id)
@@ -206,7 +207,8 @@ static const cJSON *find_op(const cJSON *root, OpId id)
 static const cJSON *find_meta(const cJSON *root, const char *what, uint64_t pid, uint64_t tid)
 {
     const cJSON *e;
-    cJSON_ArrayForEach(e, events_of(root)) {
+    cJSON_ArrayForEach(e, events_of(root))
+    {
         if (strcmp(str_field(e, "ph"), "M") != 0 || strcmp(str_field(e, "name"), what) != 0)
             continue;
         if ((uint64_t)num_field(e, "pid") != pid)
@@ -217,16 +219,9 @@ static const cJSON *find_meta(const cJSON *root, const char *what, uint64_t pid,
     return NULL;
 }
 
-static void assert_near(double a, double b)
-{
-    if (fabs(a - b) > 1e-6 * (1 + fabs(b)))
-        fprintf(stderr, "%.17g != %.17g\n", a, b);
-    assert_true(fabs(a - b) <= 1e-6 * (1 + fabs(b)));
-}
-
 /* Checks the X event of op id: name, category, stream, time in µs, one numeric arg. */
-static void check_op(const cJSON *root, OpId id, uint32_t rank, StreamKind stream,
-                     const char *name, const char *cat, const char *arg, double arg_value)
+static void check_op(const cJSON *root, OpId id, uint32_t rank, StreamKind stream, const char *name,
+                     const char *cat, const char *arg, double arg_value)
 {
     const cJSON *e = find_op(root, id);
     if (e == NULL)
@@ -236,8 +231,9 @@ static void check_op(const cJSON *root, OpId id, uint32_t rank, StreamKind strea
     assert_string_equal(str_field(e, "cat"), cat);
     assert_true(num_field(e, "pid") == (double)TRACE_PID(rank));
     assert_true(num_field(e, "tid") == (double)TRACE_TID(stream));
-    assert_near(num_field(e, "ts"), id * 1000.0);
-    assert_near(num_field(e, "dur"), 500.0);
+    /* exact: times are rounded to whole nanoseconds before conversion to µs */
+    assert_true(num_field(e, "ts") == id * 1000.0);
+    assert_true(num_field(e, "dur") == 500.0);
     assert_true(num_field(cJSON_GetObjectItemCaseSensitive(e, "args"), arg) == arg_value);
 }
 
@@ -248,12 +244,13 @@ static void check_counter(const cJSON *root, const char *name, uint64_t pid, con
 {
     int k = 0;
     const cJSON *e;
-    cJSON_ArrayForEach(e, events_of(root)) {
+    cJSON_ArrayForEach(e, events_of(root))
+    {
         if (strcmp(str_field(e, "ph"), "C") != 0 || strcmp(str_field(e, "name"), name) != 0 ||
             (uint64_t)num_field(e, "pid") != pid)
             continue;
         assert_true(k < n);
-        assert_near(num_field(e, "ts"), START_S(at[k]) * 1e6);
+        assert_true(num_field(e, "ts") == at[k] * 1000.0);
         assert_true(num_field(cJSON_GetObjectItemCaseSensitive(e, "args"), "bytes") == bytes[k]);
         k++;
     }
@@ -280,8 +277,7 @@ static void test_trace_write_traced_rank_only(void **state)
     assert_non_null(find_meta(root, "process_sort_index", p0, 0));
     assert_int_equal(count_events(root, "M", "thread_name", 0), 5);
     assert_int_equal(count_events(root, "M", "thread_sort_index", 0), 5);
-    const StreamKind kinds[] = {STREAM_COMPUTE, STREAM_GATHER, STREAM_H2D, STREAM_NVME,
-                                STREAM_CPU};
+    const StreamKind kinds[] = {STREAM_COMPUTE, STREAM_GATHER, STREAM_H2D, STREAM_NVME, STREAM_CPU};
     for (int i = 0; i < 5; i++) {
         const cJSON *tn = find_meta(root, "thread_name", p0, TRACE_TID(kinds[i]));
         assert_non_null(tn);
@@ -315,7 +311,9 @@ static void test_trace_write_traced_rank_only(void **state)
     /* Rank 1 (and its node) is absent altogether. */
     const cJSON *e;
     cJSON_ArrayForEach(e, events_of(root))
+    {
         assert_true(num_field(e, "pid") == (double)p0);
+    }
     assert_int_equal(cJSON_GetArraySize(events_of(root)), 2 + 10 + 5 + 6);
 
     cJSON_Delete(root);
@@ -402,6 +400,31 @@ static void test_trace_write_alloc_with_duration(void **state)
     graph_destroy(g);
 }
 
+/* Engine times are arbitrary doubles; the trace keeps whole nanoseconds. */
+static void test_trace_write_rounds_to_nanoseconds(void **state)
+{
+    (void)state;
+    Graph *g = build_graph();
+    EngineResult r;
+    fake_result(g, 1, NULL, &r);
+    r.op_start_s[1] = 0.1 + 0.2;              /* 0.30000000000000004 */
+    r.op_end_s[1] = r.op_start_s[1] + 1.4e-9; /* 1.4 ns: rounds to 1 ns */
+    r.op_start_s[2] = 1.0 / 3.0;              /* 333333333.33 ns */
+    r.op_end_s[2] = 2.0 / 3.0;                /* 666666666.67 ns */
+    cJSON *root = write_and_parse(g, &r, (const bool[]){true, false});
+    const cJSON *e = find_op(root, 1);
+    assert_non_null(e);
+    assert_true(num_field(e, "ts") == 300000.0);
+    assert_true(num_field(e, "dur") == 0.001);
+    e = find_op(root, 2);
+    assert_non_null(e);
+    assert_true(num_field(e, "ts") == 333333.333);
+    assert_true(num_field(e, "dur") == 333333.334);
+    cJSON_Delete(root);
+    fake_result_fini(&r);
+    graph_destroy(g);
+}
+
 static void test_trace_write_cannot_open(void **state)
 {
     (void)state;
@@ -439,6 +462,7 @@ int main(void)
         cmocka_unit_test(test_trace_write_all_ranks_one_node),
         cmocka_unit_test(test_trace_write_without_memory_samples),
         cmocka_unit_test(test_trace_write_alloc_with_duration),
+        cmocka_unit_test(test_trace_write_rounds_to_nanoseconds),
         cmocka_unit_test(test_trace_write_cannot_open),
         cmocka_unit_test(test_trace_write_full_device),
     };

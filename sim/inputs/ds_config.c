@@ -32,7 +32,7 @@ static const char *const zero_keys[] = {
     "allgather_bucket_size", "stage3_prefetch_bucket_size", "stage3_max_live_parameters",
     "stage3_max_reuse_distance", "stage3_param_persistence_threshold", "sub_group_size",
     "offload_optimizer", "offload_param", "prefetch_bucket_size", "max_live_parameters",
-    "max_reuse_distance", "param_persistence_threshold", NULL,
+    "max_reuse_distance", "param_persistence_threshold", "use_multi_rank_bucket_allreduce", NULL,
 };
 static const char *const offload_optimizer_keys[] = {
     "device", "pin_memory", "buffer_count", "pipeline_read", "pipeline_write", "ratio", NULL,
@@ -237,10 +237,17 @@ static int read_zero(Reader *r, const cJSON *root)
         rc = bool_or(r, zero, at, "overlap_comm", z->stage == 3, &z->overlap_comm) ||
              bool_or(r, zero, at, "contiguous_gradients", true, &z->contiguous_gradients) ||
              bool_or(r, zero, at, "reduce_scatter", true, &z->reduce_scatter) ||
+
              u64_or(r, zero, at, "reduce_bucket_size", 1, 500000000, &z->reduce_bucket_size) ||
              u64_or(r, zero, at, "allgather_bucket_size", 1, 500000000,
                     &z->allgather_bucket_size) ||
              u64_or(r, zero, at, "sub_group_size", 1, 1000000000, &z->sub_group_size);
+    /* Stages 1-2 run reduce_scatter as bucket all-reduces unless this is off (DeepSpeed's
+     * average_tensor -> allreduce_and_scatter). */
+    z->multi_rank_bucket_allreduce = true;
+    if (rc == 0 && (z->stage == 1 || z->stage == 2))
+        rc = bool_or(r, zero, at, "use_multi_rank_bucket_allreduce", true,
+                     &z->multi_rank_bucket_allreduce);
     if (rc == 0 && z->stage == 3)
         rc = aliased_u64(r, zero, at, "stage3_prefetch_bucket_size", "prefetch_bucket_size",
                          50000000, &z->prefetch_bucket_size) ||

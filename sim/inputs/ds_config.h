@@ -37,6 +37,7 @@ typedef struct ZeroConfig {
     bool overlap_comm;
     bool contiguous_gradients;
     bool reduce_scatter;
+    bool multi_rank_bucket_allreduce; /* stage 1/2: reduce_scatter done as bucket all-reduces */
     uint64_t reduce_bucket_size;          /* elements */
     uint64_t allgather_bucket_size;       /* elements */
     uint64_t prefetch_bucket_size;        /* elements, stage 3 */

@@ -132,7 +132,6 @@ const char *const vocab_ds_optimizer_not_modelled[] = {
 const char *const vocab_ds_zero_not_modelled[] = {
     /* stage 1/2 communication knobs */
     "allgather_partitions",
-    "use_multi_rank_bucket_allreduce",
     "round_robin_gradients",
     "load_from_fp32_weights",
     "elastic_checkpoint", /* deprecated */

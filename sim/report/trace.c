@@ -15,11 +15,24 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#define US_PER_S 1e6
 #define NO_PID UINT32_MAX
+
+/* Seconds to whole nanoseconds, the resolution Perfetto keeps; integer nanoseconds turned
+ * into microseconds print short ("1.5", not "1.4999999999999998") and durations computed from
+ * them carry no rounding noise. */
+static int64_t to_ns(double time_s)
+{
+    return llround(time_s * 1e9);
+}
+
+static double ns_to_us(int64_t ns)
+{
+    return (double)ns / 1e3;
+}
 
 static bool is_traced(const bool *traced, uint32_t rank)
 {
@@ -92,25 +105,26 @@ static void write_metadata(JsonWriter *w, const Graph *g, const bool *traced)
             continue;
         write_meta(w, "thread_name", streams[s].rank, streams[s].kind,
                    graph_stream_name((StreamKind)streams[s].kind), 0);
-        write_meta(w, "thread_sort_index", streams[s].rank, streams[s].kind, NULL,
-                   streams[s].kind);
+        write_meta(w, "thread_sort_index", streams[s].rank, streams[s].kind, NULL, streams[s].kind);
     }
 }
 
 static void write_op(JsonWriter *w, const Graph *g, const EngineResult *r, OpId id)
 {
     const Op *op = &graph_ops(g)[id];
-    double start_s = r->op_start_s[id];
-    double dur_s = r->op_end_s[id] > start_s ? r->op_end_s[id] - start_s : 0;
-    if ((op->kind == OP_ALLOC || op->kind == OP_FREE) && dur_s == 0)
+    int64_t start_ns = to_ns(r->op_start_s[id]);
+    int64_t dur_ns = to_ns(r->op_end_s[id]) - start_ns;
+    if (dur_ns < 0)
+        dur_ns = 0;
+    if ((op->kind == OP_ALLOC || op->kind == OP_FREE) && dur_ns == 0)
         return;
     char buf[64];
     const char *label = graph_label_text(g, op->label);
     begin_event(w, "X", label[0] != '\0' ? label : op_default_name(op, buf, sizeof buf), op->rank);
     json_kv_u64(w, "tid", TRACE_TID(op->stream_kind));
     json_kv_string(w, "cat", op_kind_name((OpKind)op->kind));
-    json_kv_double(w, "ts", start_s * US_PER_S);
-    json_kv_double(w, "dur", dur_s * US_PER_S);
+    json_kv_double(w, "ts", ns_to_us(start_ns));
+    json_kv_double(w, "dur", ns_to_us(dur_ns));
     json_key(w, "args");
     json_begin_object(w);
     json_kv_u64(w, "op", id);
@@ -157,8 +171,7 @@ static void write_ops(JsonWriter *w, const Graph *g, const EngineResult *r, cons
 /* Counter tracks. Accounts are GPU per rank, then CPU and NVMe per node (memory.h); each
  * traced account is mapped to the pid that shows it: the rank for a GPU, the lowest traced
  * rank on the node for its CPU and NVMe. */
-static void write_counters(JsonWriter *w, const Graph *g, const MemTracker *t,
-                           const bool *traced)
+static void write_counters(JsonWriter *w, const Graph *g, const MemTracker *t, const bool *traced)
 {
     const uint32_t n_ranks = graph_n_ranks(g);
     uint32_t n_accounts = 0;
@@ -191,7 +204,7 @@ static void write_counters(JsonWriter *w, const Graph *g, const MemTracker *t,
             continue;
         begin_event(w, "C", names[space[m->account]], pid_rank[m->account]);
         json_kv_string(w, "cat", "memory");
-        json_kv_double(w, "ts", m->time_s * US_PER_S);
+        json_kv_double(w, "ts", ns_to_us(to_ns(m->time_s)));
         json_key(w, "args");
         json_begin_object(w);
         json_kv_double(w, "bytes", m->bytes);

@@ -285,6 +285,41 @@ static int check_acyclic(const Graph *g, Err *err)
     return rc;
 }
 
+/* A group lists each rank once (two ops of one collective on one stream would wait for each
+ * other forever); a broadcast's root is a member. */
+static int check_groups(const Graph *g, Err *err)
+{
+    uint32_t *seen = xmalloc(((size_t)g->n_ranks + 1) * sizeof *seen);
+    memset(seen, 0xff, ((size_t)g->n_ranks + 1) * sizeof *seen);
+    int rc = 0;
+    for (uint32_t grp = 0; grp + 1 < g->group_begin.n && rc == 0; grp++) {
+        for (uint32_t i = g->group_begin.items[grp]; i < g->group_begin.items[grp + 1]; i++) {
+            uint32_t r = g->group_members.items[i];
+            if (seen[r] == grp) {
+                rc = err_set(err, "event graph: expected group %u to list each rank once, got "
+                             "rank %u twice", grp, r);
+                break;
+            }
+            seen[r] = grp;
+        }
+    }
+    for (uint32_t c = 0; c < g->collectives.n && rc == 0; c++) {
+        const Collective *col = &g->collectives.items[c];
+        if (col->kind != COLL_BROADCAST)
+            continue;
+        uint32_t n;
+        const uint32_t *members = graph_group(g, col->group, &n);
+        bool found = false;
+        for (uint32_t i = 0; i < n; i++)
+            found |= members[i] == col->root;
+        if (!found)
+            rc = err_set(err, "event graph: expected broadcast %u's root rank %u in its group, "
+                         "got a group without it", c, col->root);
+    }
+    free(seen);
+    return rc;
+}
+
 int graph_finalize(Graph *g, Err *err)
 {
     assert(!g->is_final);
@@ -330,6 +365,8 @@ int graph_finalize(Graph *g, Err *err)
                            graph_category_name((MemCategory)buf->category), buf->bytes,
                            buf->n_frees);
     }
+    if (check_groups(g, err))
+        return -1;
     for (uint32_t i = 0; i < n; i++) {
         const Op *op = &g->ops.items[i];
         if (op->kind == OP_FREE && g->buffers.items[op->ref].rank != op->rank)
