@@ -95,7 +95,7 @@ int cmd_collective(int argc, char **argv)
     if (parse_op(o[OPT_OP].value, &op))
         return cli_usage_error(cmd, "--op: expected all_reduce, all_gather, reduce_scatter or "
                                "broadcast, got \"%s\"", o[OPT_OP].value);
-    EngineOptions opts = {COLL_ALGO_AUTO, o[OPT_STEPWISE].value != NULL, NULL};
+    EngineOptions opts = {.algo = COLL_ALGO_AUTO, .is_stepwise = o[OPT_STEPWISE].value != NULL};
     const char *algo = o[OPT_ALGO].value;
     if (algo != NULL) {
         if (strcmp(algo, "ring") == 0)

@@ -20,6 +20,7 @@ static const char *const main_help =
     "\n"
     "commands:\n"
     "  estimate    analytic memory, communication and FLOPs of one configuration\n"
+    "  run         simulate training steps on a SimGrid model of the cluster\n"
     "  collective  simulate one collective over a range of sizes, like nccl-tests\n"
     "\n"
     "options:\n"
@@ -28,7 +29,8 @@ static const char *const main_help =
     "\n"
     "Models, configs and platforms are paths or shipped names (workloads/models,\n"
     "workloads/ds_configs, platforms); ZEROSIM_DATA_DIR overrides where names are found.\n"
-    "exit codes: 0 success, 1 bad input file, 2 bad command line.\n";
+    "exit codes: 0 success, 1 bad input file, 2 bad command line, 3 a simulated run\n"
+    "out of memory.\n";
 
 int main(int argc, char **argv)
 {
@@ -45,7 +47,9 @@ int main(int argc, char **argv)
         return cmd_estimate(argc, argv);
     if (strcmp(argv[1], "collective") == 0)
         return cmd_collective(argc, argv);
-    static const char *const commands[] = {"estimate", "collective", NULL};
+    if (strcmp(argv[1], "run") == 0)
+        return cmd_run(argc, argv);
+    static const char *const commands[] = {"estimate", "run", "collective", NULL};
     const char *best = suggest_closest(argv[1], commands);
     fprintf(stderr, "zerosim: unknown command \"%s\"%s%s%s (see zerosim --help)\n", argv[1],
             best ? " (did you mean \"" : "", best ? best : "", best ? "\"?)" : "");

@@ -53,7 +53,10 @@ struct Run {
     bool *is_aligned;          /* per collective: its group is whole nodes */
     StreamActor *actors;
     uint32_t n_finished;
+    uint32_t n_done;           /* ops completed, for progress */
     double t0;
+    double wall0;              /* host clock at the start, for progress */
+    bool is_progress_shown;
     EngineResult *out;
 };
 
@@ -175,6 +178,7 @@ static size_t post_phase(Run *run, const Op *op, const CollPhase *ph, uint32_t p
                                                     &token, (long)bytes);
             LinkClass cls = topology_gpu_pair_class(&engine.platform, op->rank, flow->send_to);
             run->out->link_bytes[op->rank][cls] += bytes;
+            run->out->coll_bytes[op->rank][op->sub] += bytes;
             run->out->n_activities++;
         }
         if (flow->recv_from != COLLECTIVE_NO_PEER)
@@ -302,6 +306,25 @@ static void execute(Run *run, OpId id)
     }
 }
 
+static double wall_clock(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* One status line on stderr, rewritten in place, once a run takes over a second. */
+static void show_progress(Run *run)
+{
+    double elapsed = wall_clock() - run->wall0;
+    if (elapsed < 1.0)
+        return;
+    uint32_t n_ops = graph_n_ops(run->graph);
+    fprintf(stderr, "\rzerosim: simulating: %5.1f%% of %u ops, %.3f s simulated, %.1f s wall",
+            100.0 * run->n_done / (n_ops ? n_ops : 1), n_ops, now(run), elapsed);
+    run->is_progress_shown = true;
+}
+
 static void stream_main(int argc, char **argv)
 {
     (void)argc;
@@ -319,6 +342,8 @@ static void stream_main(int argc, char **argv)
         execute(run, id);
         run->out->op_end_s[id] = now(run);
         complete(run, id);
+        if (run->opts.show_progress && (++run->n_done & 4095) == 0)
+            show_progress(run);
     }
     run->n_finished++;
 }
@@ -347,6 +372,7 @@ int engine_run(const Graph *g, const EngineOptions *opts, EngineResult *out, Err
     out->op_start_s = xcalloc(n_ops ? n_ops : 1, sizeof *out->op_start_s);
     out->op_end_s = xcalloc(n_ops ? n_ops : 1, sizeof *out->op_end_s);
     out->link_bytes = xcalloc(n_ranks, sizeof *out->link_bytes);
+    out->coll_bytes = xcalloc(n_ranks, sizeof *out->coll_bytes);
     double nvme = (double)p->nvme.n_drives * (double)p->nvme.capacity_bytes_per_drive;
     out->memory = memory_create(n_ranks, (uint32_t)p->gpus_per_node, (double)p->gpu.hbm_bytes,
                                 (double)p->cpu.dram_bytes, nvme, opts->traced);
@@ -382,8 +408,7 @@ int engine_run(const Graph *g, const EngineOptions *opts, EngineResult *out, Err
         run.is_aligned[c] = cached_aligned;
     }
 
-    struct timespec w0, w1;
-    clock_gettime(CLOCK_MONOTONIC, &w0);
+    run.wall0 = wall_clock();
     run.t0 = simgrid_get_clock();
     char name[48];
     for (uint32_t s = 0; s < n_streams; s++) {
@@ -397,8 +422,9 @@ int engine_run(const Graph *g, const EngineOptions *opts, EngineResult *out, Err
         sg_actor_start(a, stream_main, 0, NULL);
     }
     simgrid_run();
-    clock_gettime(CLOCK_MONOTONIC, &w1);
-    out->wall_s = (double)(w1.tv_sec - w0.tv_sec) + 1e-9 * (double)(w1.tv_nsec - w0.tv_nsec);
+    out->wall_s = wall_clock() - run.wall0;
+    if (run.is_progress_shown)
+        fprintf(stderr, "\rzerosim: simulated %u ops in %.1f s%40s\n", n_ops, out->wall_s, "");
     out->makespan_s = simgrid_get_clock() - run.t0;
 
     int rc = 0;
@@ -435,6 +461,7 @@ void engine_result_fini(EngineResult *r)
     free(r->op_start_s);
     free(r->op_end_s);
     free(r->link_bytes);
+    free(r->coll_bytes);
     memory_destroy(r->memory);
     memset(r, 0, sizeof *r);
 }

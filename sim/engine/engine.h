@@ -29,6 +29,7 @@ typedef struct EngineOptions {
     CollAlgo algo;          /* auto: hier for whole-node groups across nodes, else ring */
     bool is_stepwise;       /* every ring step as its own flow (validation of fluid mode) */
     const bool *traced;     /* n_ranks flags: record memory timelines; may be NULL */
+    bool show_progress;     /* on stderr, once the run has taken more than a second */
 } EngineOptions;
 
 typedef struct EngineResult {
@@ -39,6 +40,7 @@ typedef struct EngineResult {
     MemTracker *memory;
     uint32_t n_ranks;
     double (*link_bytes)[LINK_N_CLASSES]; /* per rank: bytes it sent over each link class */
+    double (*coll_bytes)[COLL_N_KINDS];   /* per rank: bytes it sent in each collective kind */
     uint64_t n_activities;      /* SimGrid executions, flows and I/Os started */
     double wall_s;              /* host time spent in SimGrid */
 } EngineResult;

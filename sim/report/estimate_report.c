@@ -118,10 +118,66 @@ static void json_list(JsonWriter *w, const StrList *list)
         json_string(w, list->items[i]);
 }
 
-void estimate_report_json(FILE *out, const EstimateReport *r)
+void estimate_report_json_inputs(JsonWriter *w, const EstimateReport *r)
 {
     const ModelConfig *m = r->model;
     const TrainConfig *t = r->train;
+    const Platform *p = r->platform;
+    const Estimate *e = r->estimate;
+    json_key(w, "model");
+    json_begin_object(w);
+    json_kv_string(w, "name", m->name);
+    json_kv_u64(w, "params", e->params.total);
+    json_kv_u64(w, "params_per_layer", e->params.per_layer);
+    json_kv_u64(w, "largest_module_params", e->params.largest_module);
+    json_kv_u64(w, "layers", m->n_layers);
+    json_kv_u64(w, "hidden", m->hidden);
+    json_kv_u64(w, "heads", m->n_heads);
+    json_kv_u64(w, "kv_heads", m->n_kv_heads);
+    json_kv_u64(w, "ffn_hidden", m->ffn_hidden);
+    json_kv_u64(w, "vocab", m->vocab);
+    json_end_object(w);
+
+    json_key(w, "cluster");
+    json_begin_object(w);
+    json_kv_string(w, "platform", p->name);
+    json_kv_string(w, "gpu", p->gpu.model);
+    json_kv_u64(w, "gpus", platform_n_gpus(p));
+    json_kv_u64(w, "nodes", p->n_nodes);
+    json_kv_u64(w, "gpus_per_node", p->gpus_per_node);
+    json_end_object(w);
+
+    json_key(w, "config");
+    json_begin_object(w);
+    json_kv_string(w, "file", t->file);
+    json_kv_u64(w, "zero_stage", (uint64_t)t->zero.stage);
+    json_kv_string(w, "precision", ds_config_precision_name(t->precision));
+    json_kv_string(w, "optimizer", t->optimizer);
+    json_kv_string(w, "offload_optimizer", ds_config_offload_name(t->zero.offload_optimizer.device));
+    json_kv_string(w, "offload_param", ds_config_offload_name(t->zero.offload_param.device));
+    json_kv_u64(w, "global_batch", e->setup.global_batch);
+    json_kv_u64(w, "micro_batch", e->setup.micro_batch);
+    json_kv_u64(w, "grad_accum", e->setup.grad_accum);
+    json_kv_u64(w, "seq_len", e->setup.seq_len);
+    json_kv_string(w, "activation_checkpointing", setup_recompute_name(e->setup.recompute));
+    json_kv_bool(w, "flash_attention", e->setup.is_flash_attention);
+    json_key(w, "defaults_applied");
+    json_begin_array(w);
+    json_list(w, r->setup_defaults);
+    json_list(w, &m->defaults_used);
+    json_list(w, &t->defaults_used);
+    json_end_array(w);
+    json_key(w, "keys_not_modelled");
+    json_begin_array(w);
+    json_list(w, &m->not_modelled);
+    json_list(w, &t->not_modelled);
+    json_end_array(w);
+    json_end_object(w);
+
+}
+
+void estimate_report_json(FILE *out, const EstimateReport *r)
+{
     const Platform *p = r->platform;
     const Estimate *e = r->estimate;
     const ZeroMemory *mem = &e->mem;
@@ -131,56 +187,7 @@ void estimate_report_json(FILE *out, const EstimateReport *r)
     json_kv_string(&w, "zerosim_version", ZEROSIM_VERSION_STRING);
     json_kv_string(&w, "command", "estimate");
 
-    json_key(&w, "model");
-    json_begin_object(&w);
-    json_kv_string(&w, "name", m->name);
-    json_kv_u64(&w, "params", e->params.total);
-    json_kv_u64(&w, "params_per_layer", e->params.per_layer);
-    json_kv_u64(&w, "largest_module_params", e->params.largest_module);
-    json_kv_u64(&w, "layers", m->n_layers);
-    json_kv_u64(&w, "hidden", m->hidden);
-    json_kv_u64(&w, "heads", m->n_heads);
-    json_kv_u64(&w, "kv_heads", m->n_kv_heads);
-    json_kv_u64(&w, "ffn_hidden", m->ffn_hidden);
-    json_kv_u64(&w, "vocab", m->vocab);
-    json_end_object(&w);
-
-    json_key(&w, "cluster");
-    json_begin_object(&w);
-    json_kv_string(&w, "platform", p->name);
-    json_kv_string(&w, "gpu", p->gpu.model);
-    json_kv_u64(&w, "gpus", platform_n_gpus(p));
-    json_kv_u64(&w, "nodes", p->n_nodes);
-    json_kv_u64(&w, "gpus_per_node", p->gpus_per_node);
-    json_end_object(&w);
-
-    json_key(&w, "config");
-    json_begin_object(&w);
-    json_kv_string(&w, "file", t->file);
-    json_kv_u64(&w, "zero_stage", (uint64_t)t->zero.stage);
-    json_kv_string(&w, "precision", ds_config_precision_name(t->precision));
-    json_kv_string(&w, "optimizer", t->optimizer);
-    json_kv_string(&w, "offload_optimizer", ds_config_offload_name(t->zero.offload_optimizer.device));
-    json_kv_string(&w, "offload_param", ds_config_offload_name(t->zero.offload_param.device));
-    json_kv_u64(&w, "global_batch", e->setup.global_batch);
-    json_kv_u64(&w, "micro_batch", e->setup.micro_batch);
-    json_kv_u64(&w, "grad_accum", e->setup.grad_accum);
-    json_kv_u64(&w, "seq_len", e->setup.seq_len);
-    json_kv_string(&w, "activation_checkpointing", setup_recompute_name(e->setup.recompute));
-    json_kv_bool(&w, "flash_attention", e->setup.is_flash_attention);
-    json_key(&w, "defaults_applied");
-    json_begin_array(&w);
-    json_list(&w, r->setup_defaults);
-    json_list(&w, &m->defaults_used);
-    json_list(&w, &t->defaults_used);
-    json_end_array(&w);
-    json_key(&w, "keys_not_modelled");
-    json_begin_array(&w);
-    json_list(&w, &m->not_modelled);
-    json_list(&w, &t->not_modelled);
-    json_end_array(&w);
-    json_end_object(&w);
-
+    estimate_report_json_inputs(&w, r);
     json_key(&w, "memory");
     json_begin_object(&w);
     json_kv_u64(&w, "gpu_model_states_bytes", mem->gpu_model_states);

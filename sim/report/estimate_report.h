@@ -9,6 +9,7 @@
 #define ZEROSIM_REPORT_ESTIMATE_REPORT_H
 
 #include "../model/estimate.h"
+#include "json_writer.h"
 
 #include <stdio.h>
 
@@ -23,5 +24,9 @@ typedef struct EstimateReport {
 void estimate_report_text(FILE *out, const EstimateReport *r);
 
 void estimate_report_json(FILE *out, const EstimateReport *r);
+
+/* The "model", "cluster" and "config" members of the report, into an open object (shared
+ * with `zerosim run`'s report). */
+void estimate_report_json_inputs(JsonWriter *w, const EstimateReport *r);
 
 #endif

@@ -119,7 +119,7 @@ static void label_table_insert(Graph *g, uint32_t index)
     }
 }
 
-uint32_t graph_label(Graph *g, const char *label)
+uint32_t graph_find_label(const Graph *g, const char *label)
 {
     if (g->label_table_size > 0) {
         uint32_t mask = g->label_table_size - 1;
@@ -127,6 +127,14 @@ uint32_t graph_label(Graph *g, const char *label)
             if (strcmp(g->labels.items[g->label_table[i] - 1], label) == 0)
                 return g->label_table[i] - 1;
     }
+    return UINT32_MAX;
+}
+
+uint32_t graph_label(Graph *g, const char *label)
+{
+    uint32_t found = graph_find_label(g, label);
+    if (found != UINT32_MAX)
+        return found;
     VEC_PUSH(g->labels, xstrdup(label));
     if (2 * g->labels.n > g->label_table_size) {
         free(g->label_table);

@@ -112,6 +112,9 @@ uint32_t graph_add_group(Graph *g, const uint32_t *ranks, uint32_t n_ranks);
 /* Interns a label ("fwd L3", "ag L3") for traces; returns its index. */
 uint32_t graph_label(Graph *g, const char *label);
 
+/* The index of an interned label, or UINT32_MAX when the graph has none such. */
+uint32_t graph_find_label(const Graph *g, const char *label);
+
 /* Appends an op at the end of (rank, stream_kind). */
 OpId graph_compute(Graph *g, uint32_t rank, StreamKind stream, Device device, double amount,
                    uint32_t label);

@@ -1,0 +1,258 @@
+/*
+ * cmd_run.c - `zerosim run`: simulate training steps of a ZeRO configuration on SimGrid.
+ *
+ * inputs -> analytic estimate (for the batch, the sizes and a comparison) -> event graph of
+ * the steps (schedule/zero_schedule) -> engine -> breakdown and report, optionally a Chrome
+ * trace of chosen ranks.
+ */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, isatty, fileno */
+
+#include "cli.h"
+
+#include "common/err.h"
+#include "common/xalloc.h"
+#include "engine/engine.h"
+#include "inputs/ds_config.h"
+#include "inputs/model_config.h"
+#include "inputs/platform.h"
+#include "model/estimate.h"
+#include "report/run_report.h"
+#include "report/trace.h"
+#include "schedule/zero_schedule.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { EXIT_OUT_OF_MEMORY = 3 };
+
+static const char *const help =
+    "usage: zerosim run --model M --config D --platform P [options]\n"
+    "\n"
+    "Simulates training steps of a DeepSpeed ZeRO configuration on a SimGrid model of the\n"
+    "cluster: every rank's forward, backward, gradient reduction, parameter gathering and\n"
+    "optimizer step as an event graph, with contention on NVLink, PCIe, NICs and the\n"
+    "fabric. Prints the step time, tokens/s, TFLOP/s per GPU (Megatron's formula) and MFU,\n"
+    "where rank 0's time goes (compute, optimizer, exposed communication by collective,\n"
+    "idle), the simulated memory peak per GPU with its breakdown and whether it fits, and\n"
+    "the bytes each rank sends per collective and per link class.\n"
+    "\n"
+    "required:\n"
+    "  --model M        HuggingFace config.json path or preset (e.g. llama-2-7b, gpt3-175b)\n"
+    "  --config D       DeepSpeed ds_config.json path or shipped name (e.g. zero3)\n"
+    "  --platform P     platform JSON path or shipped name (e.g. dgx-a100-80g)\n"
+    "options:\n"
+    "  --gpus N         resize the platform to N GPUs (a divisor of a node, or whole nodes)\n"
+    "  --nodes N        resize the platform to N nodes\n"
+    "  --seq-len S      tokens per sequence (default: the model's context length)\n"
+    "  --activation-checkpointing none|selective|full\n"
+    "                   recomputation in the model code (default: none)\n"
+    "  --flash-attention on|off\n"
+    "                   attention without stored s x s scores (default: on)\n"
+    "  --steps K        optimizer steps to simulate back to back (default 1)\n"
+    "  --schedule deepspeed|textbook\n"
+    "                   DeepSpeed's schedules (default) or the seed chapter's textbook\n"
+    "                   algorithms, for teaching (docs/SCHEDULES.md)\n"
+    "  --algo ring|hier collective algorithm (default ring: NCCL's rail-aligned rings)\n"
+    "  --json FILE|-    also write the JSON report to FILE; '-' writes only JSON to stdout\n"
+    "  --trace FILE     write a Chrome trace (opens in Perfetto) of the traced ranks\n"
+    "  --trace-ranks L  ranks to trace: a list like 0,1,8-15 (default 0)\n"
+    "  -h, --help       this text\n"
+    "\n"
+    "Exit codes: 0 success, 1 bad input file, 2 bad command line, 3 the configuration\n"
+    "runs out of memory (the report says which memory, where and by how much).\n";
+
+enum { OPT_MODEL, OPT_CONFIG, OPT_PLATFORM, OPT_GPUS, OPT_NODES, OPT_SEQ_LEN, OPT_RECOMPUTE,
+       OPT_FLASH, OPT_STEPS, OPT_SCHEDULE, OPT_ALGO, OPT_JSON, OPT_TRACE, OPT_TRACE_RANKS,
+       N_OPTS };
+
+static double wall_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* "0,1,8-15" -> flags over n ranks. */
+static int parse_ranks(const char *text, uint32_t n, bool *flags)
+{
+    const char *p = text;
+    while (*p) {
+        char *end;
+        errno = 0;
+        unsigned long a = strtoul(p, &end, 10), b = a;
+        if (end == p || errno)
+            return -1;
+        p = end;
+        if (*p == '-') {
+            b = strtoul(++p, &end, 10);
+            if (end == p || errno || b < a)
+                return -1;
+            p = end;
+        }
+        if (b >= n)
+            return -1;
+        for (unsigned long r = a; r <= b; r++)
+            flags[r] = true;
+        if (*p == ',')
+            p++;
+        else if (*p)
+            return -1;
+    }
+    return 0;
+}
+
+static int write_file(const char *path, const RunReport *report, Err *err)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return err_set(err, "%s: cannot write JSON report: %s", path, strerror(errno));
+    run_report_json(f, report);
+    if (fclose(f) != 0)
+        return err_set(err, "%s: cannot write JSON report: %s", path, strerror(errno));
+    return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    CliOption o[N_OPTS] = {
+        [OPT_MODEL] = {"--model", true, NULL},
+        [OPT_CONFIG] = {"--config", true, NULL},
+        [OPT_PLATFORM] = {"--platform", true, NULL},
+        [OPT_GPUS] = {"--gpus", true, NULL},
+        [OPT_NODES] = {"--nodes", true, NULL},
+        [OPT_SEQ_LEN] = {"--seq-len", true, NULL},
+        [OPT_RECOMPUTE] = {"--activation-checkpointing", true, NULL},
+        [OPT_FLASH] = {"--flash-attention", true, NULL},
+        [OPT_STEPS] = {"--steps", true, NULL},
+        [OPT_SCHEDULE] = {"--schedule", true, NULL},
+        [OPT_ALGO] = {"--algo", true, NULL},
+        [OPT_JSON] = {"--json", true, NULL},
+        [OPT_TRACE] = {"--trace", true, NULL},
+        [OPT_TRACE_RANKS] = {"--trace-ranks", true, NULL},
+    };
+    const char *cmd = "run";
+    int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
+    if (rc)
+        return rc == 1 ? EXIT_OK : rc;
+    for (int k = OPT_MODEL; k <= OPT_PLATFORM; k++)
+        if (o[k].value == NULL)
+            return cli_usage_error(cmd, "%s: expected a value for this required option, got "
+                                   "nothing", o[k].name);
+    uint64_t gpus = 0, nodes = 0, seq_len = 0, steps = 1;
+    EstimateOptions est_opts = {0, RECOMPUTE_NONE, true};
+    if (cli_count(cmd, "--gpus", o[OPT_GPUS].value, &gpus) ||
+        cli_count(cmd, "--nodes", o[OPT_NODES].value, &nodes) ||
+        cli_count(cmd, "--seq-len", o[OPT_SEQ_LEN].value, &seq_len) ||
+        cli_count(cmd, "--steps", o[OPT_STEPS].value, &steps))
+        return EXIT_BAD_USAGE;
+    if (steps > 1000)
+        return cli_usage_error(cmd, "--steps: expected at most 1000, got %llu",
+                               (unsigned long long)steps);
+    const char *recompute = o[OPT_RECOMPUTE].value, *flash = o[OPT_FLASH].value;
+    if (recompute && setup_recompute_parse(recompute, &est_opts.recompute))
+        return cli_usage_error(cmd, "--activation-checkpointing: expected none, selective or "
+                               "full, got \"%s\"", recompute);
+    if (flash && strcmp(flash, "on") != 0 && strcmp(flash, "off") != 0)
+        return cli_usage_error(cmd, "--flash-attention: expected on or off, got \"%s\"", flash);
+    est_opts.is_flash_attention = flash == NULL || strcmp(flash, "on") == 0;
+    est_opts.seq_len = seq_len;
+    ScheduleOptions sched = {SCHEDULE_DEEPSPEED, (uint32_t)steps, true};
+    const char *schedule = o[OPT_SCHEDULE].value;
+    if (schedule && strcmp(schedule, "textbook") == 0)
+        sched.variant = SCHEDULE_TEXTBOOK;
+    else if (schedule && strcmp(schedule, "deepspeed") != 0)
+        return cli_usage_error(cmd, "--schedule: expected deepspeed or textbook, got \"%s\"",
+                               schedule);
+    EngineOptions eng = {.algo = COLL_ALGO_RING, .show_progress = isatty(fileno(stderr))};
+    const char *algo = o[OPT_ALGO].value;
+    if (algo && strcmp(algo, "hier") == 0)
+        eng.algo = COLL_ALGO_HIER;
+    else if (algo && strcmp(algo, "ring") != 0)
+        return cli_usage_error(cmd, "--algo: expected ring or hier, got \"%s\"", algo);
+
+    Err err = {0};
+    ModelConfig model = {0};
+    TrainConfig train = {0};
+    Platform platform;
+    StrList setup_defaults;
+    strlist_init(&setup_defaults);
+    Graph *graph = NULL;
+    bool *traced = NULL;
+    EngineResult result = {0};
+    int exit_code = EXIT_BAD_INPUT;
+    if (model_config_load(&model, o[OPT_MODEL].value, cli_data_dir(), &err) ||
+        ds_config_load(&train, o[OPT_CONFIG].value, cli_data_dir(), &err) ||
+        platform_load(&platform, o[OPT_PLATFORM].value, cli_data_dir(), &err))
+        goto done;
+    if (platform_resize(&platform, gpus, nodes, &err)) {
+        exit_code = EXIT_BAD_USAGE;
+        goto done;
+    }
+    const uint32_t n_ranks = (uint32_t)platform_n_gpus(&platform);
+    traced = xcalloc(n_ranks, sizeof *traced);
+    const char *ranks = o[OPT_TRACE_RANKS].value;
+    if (parse_ranks(ranks ? ranks : "0", n_ranks, traced)) {
+        exit_code = cli_usage_error(cmd, "--trace-ranks: expected ranks below %u like 0,1,8-15, "
+                                    "got \"%s\"", n_ranks, ranks);
+        goto done;
+    }
+    eng.traced = traced;
+    cli_warn_not_modelled(o[OPT_MODEL].value, &model.not_modelled);
+    cli_warn_not_modelled(o[OPT_CONFIG].value, &train.not_modelled);
+    if (seq_len == 0)
+        strlist_addf(&setup_defaults, "--seq-len %llu (the model's context length)",
+                     (unsigned long long)model.max_seq);
+    if (recompute == NULL)
+        strlist_addf(&setup_defaults, "--activation-checkpointing none");
+    if (flash == NULL)
+        strlist_addf(&setup_defaults, "--flash-attention on");
+
+    Estimate est;
+    if (estimate_build(&model, &train, &platform, &est_opts, &est, &err))
+        goto done;
+    double t0 = wall_now();
+    graph = zero_schedule_build(&model, &train, &platform, &est.setup, &sched, &err);
+    if (graph == NULL)
+        goto done;
+    double build_s = wall_now() - t0;
+    if (engine_init(&platform, train.precision, &err) ||
+        engine_run(graph, &eng, &result, &err))
+        goto done;
+
+    RunReport report = {.inputs = {&model, &train, &platform, &est, &setup_defaults},
+                        .graph = graph,
+                        .result = &result,
+                        .n_steps = (uint32_t)steps,
+                        .schedule = zero_schedule_variant_name(sched.variant),
+                        .algo = collective_algo_name(eng.algo),
+                        .build_wall_s = build_s};
+    breakdown_rank(graph, &result, 0, &report.breakdown);
+    const char *json = o[OPT_JSON].value;
+    if (json && strcmp(json, "-") == 0) {
+        run_report_json(stdout, &report);
+    } else {
+        run_report_text(stdout, &report);
+        if (json && write_file(json, &report, &err))
+            goto done;
+    }
+    if (o[OPT_TRACE].value && trace_write(o[OPT_TRACE].value, graph, &result, traced, &err))
+        goto done;
+    uint32_t oom_rank;
+    MemSpace oom_space;
+    exit_code = memory_first_oom(result.memory, &oom_rank, &oom_space) ? EXIT_OUT_OF_MEMORY
+                                                                         : EXIT_OK;
+done:
+    if (err.is_set)
+        fprintf(stderr, "zerosim: %s\n", err.msg);
+    engine_result_fini(&result);
+    graph_destroy(graph);
+    free(traced);
+    strlist_fini(&setup_defaults);
+    model_config_fini(&model);
+    ds_config_fini(&train);
+    return exit_code;
+}

@@ -1,0 +1,236 @@
+/*
+ * run_report.c - text and JSON for `zerosim run` (see run_report.h).
+ */
+#include "run_report.h"
+
+#include "../common/units.h"
+
+static double gib(double bytes) { return bytes / UNITS_GIB; }
+
+void run_report_metrics(const RunReport *r, RunMetrics *out)
+{
+    const Estimate *e = r->inputs.estimate;
+    const Platform *p = r->inputs.platform;
+    const double n_gpus = (double)platform_n_gpus(p);
+    out->step_s = r->result->makespan_s / r->n_steps;
+    out->tokens_per_s = (double)e->setup.global_batch * (double)e->setup.seq_len / out->step_s;
+    out->tflops_per_gpu = e->flops.megatron / out->step_s / n_gpus / UNITS_TFLOPS;
+    out->mfu = e->flops.model / out->step_s /
+               (n_gpus * platform_peak_flops_per_s(p, r->inputs.train->precision));
+    uint32_t rank = 0;
+    out->gpu_peak = memory_max_peak(r->result->memory, MEM_GPU, &out->peak_rank);
+    out->cpu_peak = memory_max_peak(r->result->memory, MEM_CPU, &rank);
+    out->nvme_peak = memory_max_peak(r->result->memory, MEM_NVME, &rank);
+    out->oom = memory_first_oom(r->result->memory, &out->oom_rank, &out->oom_space);
+}
+
+static void line(FILE *out, const char *label, double value, double total)
+{
+    if (value <= 0 && total > 0)
+        return;
+    fprintf(out, "  %-34s %10.4f %7.1f%%\n", label, value, total > 0 ? 100.0 * value / total : 0);
+}
+
+static void row(FILE *out, const char *label, double value)
+{
+    fprintf(out, "  %-34s %10.2f\n", label, value);
+}
+
+void run_report_text(FILE *out, const RunReport *r)
+{
+    const EstimateReport *in = &r->inputs;
+    const Platform *p = in->platform;
+    const Estimate *e = in->estimate;
+    const EngineResult *res = r->result;
+    const Breakdown *b = &r->breakdown;
+    RunMetrics m;
+    run_report_metrics(r, &m);
+
+    fprintf(out, "zerosim run: %s with ZeRO-%d on %s, %llu GPUs (%llu node%s x %llu)\n",
+            in->model->name, in->train->zero.stage, p->name,
+            (unsigned long long)platform_n_gpus(p), (unsigned long long)p->n_nodes,
+            p->n_nodes == 1 ? "" : "s", (unsigned long long)p->gpus_per_node);
+    fprintf(out, "schedule %s, collectives %s, %u step%s; batch %llu = micro %llu x accumulation "
+            "%llu x %llu GPUs, sequence %llu, recompute %s, %s\n\n", r->schedule, r->algo,
+            r->n_steps, r->n_steps == 1 ? "" : "s", (unsigned long long)e->setup.global_batch,
+            (unsigned long long)e->setup.micro_batch, (unsigned long long)e->setup.grad_accum,
+            (unsigned long long)e->setup.n_gpus, (unsigned long long)e->setup.seq_len,
+            setup_recompute_name(e->setup.recompute),
+            ds_config_precision_name(in->train->precision));
+
+    fprintf(out, "step time        %.4f s   (compute-bound lower bound %.4f s)\n", m.step_s,
+            e->compute_bound_step_s);
+    fprintf(out, "throughput       %.0f tokens/s, %.1f TFLOP/s per GPU (Megatron formula), "
+            "MFU %.1f%%\n", m.tokens_per_s, m.tflops_per_gpu, 100.0 * m.mfu);
+
+    fprintf(out, "\n%-36s %10s %8s\n", "time per step, rank 0", "s", "share");
+    const double k = (double)r->n_steps, total = b->total_s / k;
+    line(out, "compute (forward, backward)", b->compute_s / k, total);
+    line(out, "optimizer step", b->optimizer_s / k, total);
+    static const char *const exposed[] = {"exposed all-reduce", "exposed all-gather",
+                                          "exposed reduce-scatter", "exposed broadcast"};
+    for (int c = 0; c < COLL_N_KINDS; c++)
+        line(out, exposed[c], b->exposed_coll_s[c] / k, total);
+    line(out, "exposed PCIe copies", b->exposed_copy_s / k, total);
+    line(out, "exposed NVMe", b->exposed_nvme_s / k, total);
+    line(out, "idle", b->idle_s / k, total);
+
+    fprintf(out, "\n%-36s %10s\n", "memory per GPU (simulated peak)", "GiB");
+    row(out, "parameters", gib(m.gpu_peak->at_peak[MEM_PARAMS]));
+    row(out, "gradients", gib(m.gpu_peak->at_peak[MEM_GRADS]));
+    row(out, "optimizer states", gib(m.gpu_peak->at_peak[MEM_OPTIMIZER]));
+    row(out, "activations", gib(m.gpu_peak->at_peak[MEM_ACTIVATIONS]));
+    row(out, "buffers (buckets, gathered params)", gib(m.gpu_peak->at_peak[MEM_BUFFERS]));
+    fprintf(out, "  %-34s %10.2f   of %.2f, at %.4f s on rank %u (estimate: %.2f)\n", "= peak",
+            gib(m.gpu_peak->peak_bytes), gib(m.gpu_peak->capacity_bytes), m.gpu_peak->peak_time_s,
+            m.peak_rank, gib((double)e->gpu_peak));
+    if (m.oom)
+        fprintf(out, "OUT OF MEMORY: %s of rank %u needs %.2f GiB of %.2f at %.4f s\n",
+                graph_space_name(m.oom_space), m.oom_rank, gib(m.oom->oom_bytes),
+                gib(m.oom->capacity_bytes), m.oom->oom_time_s);
+    else
+        fprintf(out, "fits: every GPU, host and NVMe stays within capacity\n");
+
+    fprintf(out, "\n%-36s %10s\n", "bytes sent per rank per step", "GB");
+    static const char *const colls[] = {"all-reduce", "all-gather", "reduce-scatter",
+                                        "broadcast"};
+    for (int c = 0; c < COLL_N_KINDS; c++)
+        if (res->coll_bytes[0][c] > 0)
+            row(out, colls[c], res->coll_bytes[0][c] / k / 1e9);
+    for (int c = 0; c < LINK_N_CLASSES; c++)
+        if (res->link_bytes[0][c] > 0) {
+            char label[48];
+            snprintf(label, sizeof label, "over %s", topology_link_class_name((LinkClass)c));
+            row(out, label, res->link_bytes[0][c] / k / 1e9);
+        }
+    fprintf(out, "\nsimulation: %u ops, %llu activities in %.2f s (graph built in %.2f s, "
+            "%.0f activities/s)\n", graph_n_ops(r->graph), (unsigned long long)res->n_activities,
+            res->wall_s, r->build_wall_s, res->wall_s > 0 ? res->n_activities / res->wall_s : 0);
+}
+
+static void account_json(JsonWriter *w, const char *key, const MemAccount *a)
+{
+    json_key(w, key);
+    json_begin_object(w);
+    json_kv_double(w, "peak_bytes", a->peak_bytes);
+    json_kv_double(w, "peak_time_s", a->peak_time_s);
+    json_kv_double(w, "capacity_bytes", a->capacity_bytes);
+    json_end_object(w);
+}
+
+void run_report_json(FILE *out, const RunReport *r)
+{
+    const EstimateReport *in = &r->inputs;
+    const Estimate *e = in->estimate;
+    const EngineResult *res = r->result;
+    const Breakdown *b = &r->breakdown;
+    const double k = (double)r->n_steps;
+    RunMetrics m;
+    run_report_metrics(r, &m);
+    JsonWriter w;
+    json_writer_init(&w, out, true);
+    json_begin_object(&w);
+    json_kv_string(&w, "zerosim_version", ZEROSIM_VERSION_STRING);
+    json_kv_string(&w, "command", "run");
+    estimate_report_json_inputs(&w, in);
+    json_key(&w, "simulation");
+    json_begin_object(&w);
+    json_kv_string(&w, "schedule", r->schedule);
+    json_kv_string(&w, "collective_algorithm", r->algo);
+    json_kv_u64(&w, "steps", r->n_steps);
+    json_end_object(&w);
+
+    const MemAccount *g = m.gpu_peak;
+    json_key(&w, "memory");
+    json_begin_object(&w);
+    json_kv_double(&w, "gpu_model_states_bytes",
+                   g->at_peak[MEM_PARAMS] + g->at_peak[MEM_GRADS] + g->at_peak[MEM_OPTIMIZER]);
+    json_key(&w, "gpu_breakdown_bytes");
+    json_begin_object(&w);
+    static const char *const cats[] = {"params", "grads", "optimizer", "activations", "buffers"};
+    for (int c = 0; c < MEM_N_CATEGORIES; c++)
+        json_kv_double(&w, cats[c], g->at_peak[c]);
+    json_end_object(&w);
+    json_kv_double(&w, "gpu_peak_bytes", g->peak_bytes);
+    json_kv_double(&w, "gpu_peak_time_s", g->peak_time_s);
+    json_kv_u64(&w, "gpu_peak_rank", m.peak_rank);
+    json_kv_double(&w, "gpu_capacity_bytes", g->capacity_bytes);
+    json_kv_double(&w, "cpu_peak_bytes", m.cpu_peak->peak_bytes);
+    json_kv_double(&w, "nvme_peak_bytes", m.nvme_peak->peak_bytes);
+    json_kv_bool(&w, "fits", m.oom == NULL);
+    json_key(&w, "oom");
+    if (m.oom) {
+        json_begin_object(&w);
+        json_kv_string(&w, "space", graph_space_name(m.oom_space));
+        json_kv_u64(&w, "rank", m.oom_rank);
+        json_kv_double(&w, "time_s", m.oom->oom_time_s);
+        json_kv_double(&w, "bytes", m.oom->oom_bytes);
+        json_kv_double(&w, "capacity_bytes", m.oom->capacity_bytes);
+        json_end_object(&w);
+    } else {
+        json_null(&w);
+    }
+    account_json(&w, "cpu", m.cpu_peak);
+    account_json(&w, "nvme", m.nvme_peak);
+    json_kv_u64(&w, "estimate_gpu_peak_bytes", e->gpu_peak);
+    json_end_object(&w);
+
+    json_key(&w, "comm");
+    json_begin_object(&w);
+    json_key(&w, "bytes_per_rank");
+    json_begin_object(&w);
+    double total = 0;
+    for (int c = 0; c < COLL_N_KINDS; c++) {
+        json_kv_double(&w, graph_collective_name((CollectiveKind)c), res->coll_bytes[0][c] / k);
+        total += res->coll_bytes[0][c] / k;
+    }
+    json_kv_double(&w, "total", total);
+    json_end_object(&w);
+    json_key(&w, "bytes_per_link_class");
+    json_begin_object(&w);
+    for (int c = 0; c < LINK_N_CLASSES; c++)
+        json_kv_double(&w, topology_link_class_name((LinkClass)c), res->link_bytes[0][c] / k);
+    json_end_object(&w);
+    json_kv_u64(&w, "estimate_total_bytes", e->comm.total);
+    json_end_object(&w);
+
+    json_key(&w, "flops");
+    json_begin_object(&w);
+    json_kv_double(&w, "per_step", e->flops.hardware);
+    json_kv_double(&w, "model_per_step", e->flops.model);
+    json_kv_double(&w, "megatron_per_step", e->flops.megatron);
+    json_end_object(&w);
+
+    json_key(&w, "time");
+    json_begin_object(&w);
+    json_kv_double(&w, "step_s", m.step_s);
+    json_kv_double(&w, "compute_s", b->compute_s / k);
+    json_kv_double(&w, "optimizer_s", b->optimizer_s / k);
+    json_kv_double(&w, "exposed_comm_s", b->exposed_comm_s / k);
+    json_key(&w, "exposed_comm_by_collective_s");
+    json_begin_object(&w);
+    for (int c = 0; c < COLL_N_KINDS; c++)
+        json_kv_double(&w, graph_collective_name((CollectiveKind)c), b->exposed_coll_s[c] / k);
+    json_end_object(&w);
+    json_kv_double(&w, "exposed_copy_s", b->exposed_copy_s / k);
+    json_kv_double(&w, "exposed_nvme_s", b->exposed_nvme_s / k);
+    json_kv_double(&w, "idle_s", b->idle_s / k);
+    json_kv_double(&w, "compute_bound_step_s", e->compute_bound_step_s);
+    json_end_object(&w);
+
+    json_key(&w, "throughput");
+    json_begin_object(&w);
+    json_kv_double(&w, "tokens_per_s", m.tokens_per_s);
+    json_kv_double(&w, "tflops_per_gpu", m.tflops_per_gpu);
+    json_kv_double(&w, "mfu", m.mfu);
+    json_end_object(&w);
+
+    json_key(&w, "sim");
+    json_begin_object(&w);
+    json_kv_u64(&w, "ops", graph_n_ops(r->graph));
+    json_kv_u64(&w, "events", res->n_activities);
+    json_kv_double(&w, "wall_s", res->wall_s);
+    json_kv_double(&w, "build_wall_s", r->build_wall_s);
+    json_end_object(&w);
+    json_end_object(&w);
+}

@@ -1,0 +1,49 @@
+/*
+ * zero_schedule.h - one or more ZeRO training steps as an event graph.
+ *
+ * Builds, for every data-parallel rank, what DeepSpeed does in a step (docs/SCHEDULES.md):
+ *  - stages 0-2: forward and backward layer by layer; gradients reduced in buckets of
+ *    reduce_bucket_size as backward produces them (stage 2 in every micro-batch, stages 0-1
+ *    at the accumulation boundary), on the reduce stream with two buckets in flight when
+ *    overlap_comm is on, blocking the compute stream when it is off; stage 0 (DeepSpeed's
+ *    non-ZeRO path) reduces after backward; the optimizer steps the rank's partition on the
+ *    GPU; stages 1-2 then all-gather the updated 16-bit parameters.
+ *  - stage 3: each layer's parameters all-gathered before its forward and again before its
+ *    backward on the gather stream, the next layer prefetched while one computes (the part of
+ *    it that fits stage3_prefetch_bucket_size; the rest fetched on demand), released after
+ *    use; gradients reduce-scattered in buckets on the reduce stream, two in flight.
+ *  - stage 1-2 gradient buckets are reduce-scatters, or all-reduces keeping a slice when
+ *    use_multi_rank_bucket_allreduce is on (DeepSpeed's default) or reduce_scatter is off.
+ * The textbook variant replaces these with the seed chapter's algorithms for teaching: DDP
+ * all-reduce; ZeRO-1 all-reduce then all-gather of parameters; ZeRO-2 reduce-scatter then
+ * all-gather; ZeRO-3 all-gather, all-gather, reduce-scatter per layer; one bucket each.
+ * Memory: model states allocated for the whole run from zero_memory(), activations from
+ * activations.h per layer between its forward and its backward, buckets and gathered
+ * parameters while they live.
+ */
+#ifndef ZEROSIM_SCHEDULE_ZERO_SCHEDULE_H
+#define ZEROSIM_SCHEDULE_ZERO_SCHEDULE_H
+
+#include "../common/err.h"
+#include "../inputs/ds_config.h"
+#include "../inputs/model_config.h"
+#include "../inputs/platform.h"
+#include "../model/setup.h"
+#include "graph.h"
+
+typedef enum ScheduleVariant { SCHEDULE_DEEPSPEED, SCHEDULE_TEXTBOOK } ScheduleVariant;
+
+typedef struct ScheduleOptions {
+    ScheduleVariant variant;
+    uint32_t n_steps;        /* optimizer steps to simulate back to back */
+    bool has_activations;    /* false: idealised run without activation memory (oracles) */
+} ScheduleOptions;
+
+/* Builds the graph of n_steps steps for all data-parallel ranks of p. The graph is
+ * finalised. Fails on configurations the schedules do not cover (offload: see issue 5). */
+Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, const Platform *p,
+                           const RunSetup *setup, const ScheduleOptions *opts, Err *err);
+
+const char *zero_schedule_variant_name(ScheduleVariant v);
+
+#endif
