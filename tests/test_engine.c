@@ -123,7 +123,7 @@ static Graph *finalized(Graph *g, Probe *probe)
 static double run_graph(Graph *g, bool stepwise, Probe *probe)
 {
     Err err = {0};
-    EngineOptions opts = {COLL_ALGO_AUTO, stepwise, NULL};
+    EngineOptions opts = {.algo = COLL_ALGO_AUTO, .is_stepwise = stepwise};
     EngineResult r;
     if (engine_run(g, &opts, &r, &err)) {
         fail_probe(probe, &err);
@@ -346,7 +346,7 @@ static void scenario_two_rank_layer(Probe *probe)
     }
     if (!finalized(g, probe))
         return;
-    EngineOptions opts = {COLL_ALGO_AUTO, false, NULL};
+    EngineOptions opts = {.algo = COLL_ALGO_AUTO, .is_stepwise = false};
     EngineResult res;
     if (engine_run(g, &opts, &res, &err))
         return fail_probe(probe, &err);
@@ -399,7 +399,7 @@ static void scenario_deadlock(Probe *probe)
     graph_depend(g, x[0], y[0]);
     if (!finalized(g, probe))
         return;
-    EngineOptions opts = {COLL_ALGO_AUTO, false, NULL};
+    EngineOptions opts = {.algo = COLL_ALGO_AUTO, .is_stepwise = false};
     EngineResult res;
     record(probe, engine_run(g, &opts, &res, &err));
     snprintf(probe->err, sizeof probe->err, "%s", err.msg);
