@@ -15,72 +15,12 @@
 #include <cmocka.h>
 
 #include "engine/engine.h"
+#include "isolated.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#define MAX_VALUES 64
-
-typedef struct Probe {
-    int n;
-    double v[MAX_VALUES];
-    char err[ERR_MSG_MAX];
-} Probe;
-
-typedef void (*Scenario)(Probe *probe);
-
-/* Runs scenario in a child process and returns what it measured. */
-static Probe run_isolated(Scenario scenario)
-{
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        close(fds[0]);
-        Probe probe = {0};
-        scenario(&probe);
-        ssize_t w = write(fds[1], &probe, sizeof probe);
-        _exit(w == (ssize_t)sizeof probe ? 0 : 1);
-    }
-    close(fds[1]);
-    Probe probe = {0};
-    size_t got = 0;
-    while (got < sizeof probe) {
-        ssize_t r = read(fds[0], (char *)&probe + got, sizeof probe - got);
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    close(fds[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    assert_int_equal(got, sizeof probe);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    if (probe.err[0])
-        fprintf(stderr, "child error: %s\n", probe.err);
-    return probe;
-}
-
-static void fail_probe(Probe *probe, const Err *err)
-{
-    snprintf(probe->err, sizeof probe->err, "%s", err->msg);
-}
-
-static void record(Probe *probe, double v) { probe->v[probe->n++] = v; }
-
-static void assert_close(double got, double want, double rel)
-{
-    if (fabs(got - want) > rel * fabs(want))
-        fprintf(stderr, "got %.9g, want %.9g (rel %.3g > %.3g)\n", got, want,
-                fabs(got - want) / fabs(want), rel);
-    assert_true(fabs(got - want) <= rel * fabs(want));
-}
 
 static int load_shipped(Platform *p, const char *name, uint64_t gpus, Err *err)
 {
@@ -113,7 +53,7 @@ static Graph *finalized(Graph *g, Probe *probe)
 {
     Err err = {0};
     if (graph_finalize(g, &err)) {
-        fail_probe(probe, &err);
+        probe_fail(probe, &err);
         graph_destroy(g);
         return NULL;
     }
@@ -126,7 +66,7 @@ static double run_graph(Graph *g, bool stepwise, Probe *probe)
     EngineOptions opts = {.algo = COLL_ALGO_AUTO, .is_stepwise = stepwise};
     EngineResult r;
     if (engine_run(g, &opts, &r, &err)) {
-        fail_probe(probe, &err);
+        probe_fail(probe, &err);
         return -1;
     }
     double t = r.makespan_s;
@@ -141,16 +81,16 @@ static void scenario_copy(Probe *probe)
     Platform p;
     Err err = {0};
     if (load_shipped(&p, "dgx-a100-80g", 1, &err) || engine_init(&p, PRECISION_BF16, &err))
-        return fail_probe(probe, &err);
+        return probe_fail(probe, &err);
     const double bytes = 3e9;
     Graph *g = graph_create(1);
     graph_copy(g, 0, STREAM_H2D, COPY_H2D, bytes, 0);
     if (!finalized(g, probe))
         return;
-    record(probe, run_graph(g, false, probe));
+    probe_record(probe, run_graph(g, false, probe));
     graph_destroy(g);
     double bw = fmin(p.pcie.gpu_link.bw_bytes_per_s, p.pcie.switch_uplink.bw_bytes_per_s);
-    record(probe, p.pcie.gpu_link.latency_s + p.pcie.switch_uplink.latency_s + bytes / bw);
+    probe_record(probe, p.pcie.gpu_link.latency_s + p.pcie.switch_uplink.latency_s + bytes / bw);
 }
 
 static void test_engine_copy_takes_latency_plus_size_over_bandwidth(void **state)
@@ -168,7 +108,7 @@ static void scenario_ring(Probe *probe)
     Platform p;
     Err err = {0};
     if (load_shipped(&p, "dgx-a100-80g", 8, &err) || engine_init(&p, PRECISION_BF16, &err))
-        return fail_probe(probe, &err);
+        return probe_fail(probe, &err);
     const uint32_t n = 8;
     const double bytes = 1e9;
     uint32_t members[8];
@@ -180,12 +120,12 @@ static void scenario_ring(Probe *probe)
         graph_collective(g, (CollectiveKind)kind, group, STREAM_REDUCE, bytes, 0, 0, NULL);
         if (!finalized(g, probe))
             return;
-        record(probe, run_graph(g, false, probe));
+        probe_record(probe, run_graph(g, false, probe));
         graph_destroy(g);
         /* alpha: one NVLink hop, two switch ports of half the platform latency each */
         double share = (double)(n - 1) / n, alpha = p.nvlink.latency_s;
         double b = p.nvlink.bw_bytes_per_s;
-        record(probe, kind == COLL_ALL_REDUCE ? 2 * share * bytes / b + 2 * (n - 1) * alpha
+        probe_record(probe, kind == COLL_ALL_REDUCE ? 2 * share * bytes / b + 2 * (n - 1) * alpha
                                               : share * bytes / b + (n - 1) * alpha);
     }
 }
@@ -214,7 +154,7 @@ static void scenario_nic_sharing(Probe *probe)
     Platform p;
     Err err = {0};
     if (load_tiny(&p, "1e12", "1e10", &err) || engine_init(&p, PRECISION_BF16, &err))
-        return fail_probe(probe, &err);
+        return probe_fail(probe, &err);
     const double bytes = 1e9;
     Graph *alone = graph_create(4);
     flow(alone, 0, 2, bytes);
@@ -223,8 +163,8 @@ static void scenario_nic_sharing(Probe *probe)
     flow(shared, 1, 3, bytes);
     if (!finalized(alone, probe) || !finalized(shared, probe))
         return;
-    record(probe, run_graph(alone, false, probe));
-    record(probe, run_graph(shared, false, probe));
+    probe_record(probe, run_graph(alone, false, probe));
+    probe_record(probe, run_graph(shared, false, probe));
     graph_destroy(alone);
     graph_destroy(shared);
 }
@@ -244,7 +184,7 @@ static void scenario_pcie_sharing(Probe *probe)
     Err err = {0};
     /* GPU lanes of 10 GB/s are the bottleneck; the NIC is ten times faster */
     if (load_tiny(&p, "1e10", "1e11", &err) || engine_init(&p, PRECISION_BF16, &err))
-        return fail_probe(probe, &err);
+        return probe_fail(probe, &err);
     const double bytes = 1e9;
     Graph *copy = graph_create(4);
     OpId c = graph_copy(copy, 0, STREAM_H2D, COPY_H2D, bytes, 0);
@@ -257,9 +197,9 @@ static void scenario_pcie_sharing(Probe *probe)
     flow(both, 2, 0, bytes);
     if (!finalized(copy, probe) || !finalized(ring, probe) || !finalized(both, probe))
         return;
-    record(probe, run_graph(copy, false, probe));
-    record(probe, run_graph(ring, false, probe));
-    record(probe, run_graph(both, false, probe));
+    probe_record(probe, run_graph(copy, false, probe));
+    probe_record(probe, run_graph(ring, false, probe));
+    probe_record(probe, run_graph(both, false, probe));
     graph_destroy(copy);
     graph_destroy(ring);
     graph_destroy(both);
@@ -283,7 +223,7 @@ static void scenario_fluid_vs_stepwise(Probe *probe)
     Platform p;
     Err err = {0};
     if (load_shipped(&p, "dgx2-v100", 16, &err) || engine_init(&p, PRECISION_FP16, &err))
-        return fail_probe(probe, &err);
+        return probe_fail(probe, &err);
     const uint32_t sizes[] = {2, 4, 8, 16};
     uint32_t members[16];
     for (uint32_t i = 0; i < 16; i++)
@@ -295,8 +235,8 @@ static void scenario_fluid_vs_stepwise(Probe *probe)
             graph_collective(g, (CollectiveKind)kind, group, STREAM_REDUCE, 256e6, 0, 0, NULL);
             if (!finalized(g, probe))
                 return;
-            record(probe, run_graph(g, false, probe));
-            record(probe, run_graph(g, true, probe));
+            probe_record(probe, run_graph(g, false, probe));
+            probe_record(probe, run_graph(g, true, probe));
             graph_destroy(g);
         }
     }
@@ -323,7 +263,7 @@ static void scenario_two_rank_layer(Probe *probe)
     Platform p;
     Err err = {0};
     if (load_shipped(&p, "dgx-a100-80g", 2, &err) || engine_init(&p, PRECISION_BF16, &err))
-        return fail_probe(probe, &err);
+        return probe_fail(probe, &err);
     Graph *g = graph_create(2);
     uint32_t members[2] = {0, 1};
     uint32_t group = graph_add_group(g, members, 2);
@@ -349,19 +289,19 @@ static void scenario_two_rank_layer(Probe *probe)
     EngineOptions opts = {.algo = COLL_ALGO_AUTO, .is_stepwise = false};
     EngineResult res;
     if (engine_run(g, &opts, &res, &err))
-        return fail_probe(probe, &err);
+        return probe_fail(probe, &err);
     const MemAccount *gpu0 = memory_account(res.memory, 0, MEM_GPU);
-    record(probe, res.makespan_s);
+    probe_record(probe, res.makespan_s);
     double speed = p.gpu.bf16_flops_per_s * p.gpu.gemm_efficiency;
     /* 2 ranks: the ring all-reduce sends 2(N-1)/N = 1 x the buffer in 2(N-1) = 2 steps */
-    record(probe, 3 * LAYER_FLOPS / speed + GRAD_BYTES / p.nvlink.bw_bytes_per_s +
+    probe_record(probe, 3 * LAYER_FLOPS / speed + GRAD_BYTES / p.nvlink.bw_bytes_per_s +
                       2 * p.nvlink.latency_s);
-    record(probe, gpu0->peak_bytes);
-    record(probe, gpu0->at_peak[MEM_PARAMS]);
-    record(probe, gpu0->at_peak[MEM_ACTIVATIONS]);
-    record(probe, gpu0->current_bytes);
-    record(probe, res.link_bytes[0][LINK_NVLINK]);
-    record(probe, (double)res.n_activities);
+    probe_record(probe, gpu0->peak_bytes);
+    probe_record(probe, gpu0->at_peak[MEM_PARAMS]);
+    probe_record(probe, gpu0->at_peak[MEM_ACTIVATIONS]);
+    probe_record(probe, gpu0->current_bytes);
+    probe_record(probe, res.link_bytes[0][LINK_NVLINK]);
+    probe_record(probe, (double)res.n_activities);
     engine_result_fini(&res);
     graph_destroy(g);
 }
@@ -387,7 +327,7 @@ static void scenario_deadlock(Probe *probe)
     Platform p;
     Err err = {0};
     if (load_shipped(&p, "dgx-a100-80g", 2, &err) || engine_init(&p, PRECISION_BF16, &err))
-        return fail_probe(probe, &err);
+        return probe_fail(probe, &err);
     Graph *g = graph_create(2);
     uint32_t members[2] = {0, 1};
     uint32_t group = graph_add_group(g, members, 2);
@@ -401,7 +341,7 @@ static void scenario_deadlock(Probe *probe)
         return;
     EngineOptions opts = {.algo = COLL_ALGO_AUTO, .is_stepwise = false};
     EngineResult res;
-    record(probe, engine_run(g, &opts, &res, &err));
+    probe_record(probe, engine_run(g, &opts, &res, &err));
     snprintf(probe->err, sizeof probe->err, "%s", err.msg);
     engine_result_fini(&res);
     graph_destroy(g);

@@ -329,8 +329,12 @@ static void split_units(Builder *b)
             gathered += (double)(p->embedding + p->position);
         }
         if (u == L - 1) {
+            /* the final norm unless resident; the output projection, or the tied embedding
+             * gathered again (it was released after the first layer) */
             own += (double)(p->final_norm + p->lm_head);
-            gathered += (double)(p->lm_head > 0 ? p->lm_head : p->embedding);
+            bool norm_resident = b->model->hidden <= b->z->param_persistence_threshold;
+            gathered += (double)(norm_resident ? 0 : p->final_norm) +
+                        (double)(p->lm_head > 0 ? p->lm_head : p->embedding);
         }
         b->unit_params[u] = own;
         b->unit_gathered[u] = gathered * b->mem.param_bytes;

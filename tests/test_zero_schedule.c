@@ -1,0 +1,257 @@
+/*
+ * test_zero_schedule.c - simulated ZeRO steps against the paper's oracles.
+ *
+ * On idealised configurations (no activation memory, one unbounded gradient bucket, no
+ * resident parameters, true reduce-scatters) the memory tracker must hold exactly the ZeRO
+ * paper's model states per GPU (16 Psi, 4 Psi + 12 Psi/N, 2 Psi + 14 Psi/N, 16 Psi/N, up to
+ * partition padding) and each rank must send 2 Psi (N-1)/N 16-bit elements per step under
+ * DDP, ZeRO-1 and ZeRO-2 and 3 Psi (N-1)/N under ZeRO-3. Then DeepSpeed's own behaviour:
+ * bucket all-reduces, per-micro-batch reduction in stage 2, overlap, activation peaks.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "engine/engine.h"
+#include "isolated.h"
+#include "model/activations.h"
+#include "model/params.h"
+#include "model/zero_memory.h"
+#include "schedule/zero_schedule.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A small untied GPT-style model (Llama family: no biases, so nothing is tiny but the norms). */
+static const char *const model_text =
+    "{\"model_type\": \"llama\", \"hidden_size\": 1024, \"num_hidden_layers\": 4,"
+    " \"num_attention_heads\": 16, \"intermediate_size\": 4096, \"vocab_size\": 32000,"
+    " \"max_position_embeddings\": 1024}";
+
+static int setup_run(Probe *probe, const char *config_text, uint64_t gpus, ModelConfig *model,
+                     TrainConfig *train, Platform *p, RunSetup *setup)
+{
+    Err err = {0};
+    if (model_config_parse(model, "tiny.json", model_text, strlen(model_text), &err) ||
+        ds_config_parse(train, "ds.json", config_text, strlen(config_text), &err) ||
+        platform_load(p, "dgx-a100-80g", ZEROSIM_SOURCE_DIR, &err) ||
+        platform_resize(p, gpus, 0, &err)) {
+        probe_fail(probe, &err);
+        return -1;
+    }
+    BatchPlan batch;
+    if (ds_config_resolve_batch(train, gpus, &batch, &err)) {
+        probe_fail(probe, &err);
+        return -1;
+    }
+    *setup = (RunSetup){.seq_len = 512, .micro_batch = batch.micro_batch,
+                        .grad_accum = batch.grad_accum, .global_batch = batch.global_batch,
+                        .n_gpus = gpus, .recompute = RECOMPUTE_NONE,
+                        .is_flash_attention = true, .act_bytes = 2};
+    return 0;
+}
+
+/* Runs one step; records model-state bytes at rank 0's peak, its collective bytes by kind,
+ * the step time and Psi. */
+static void simulate(Probe *probe, const char *config_text, uint64_t gpus, bool activations,
+                     ScheduleVariant variant, bool init)
+{
+    ModelConfig model;
+    TrainConfig train;
+    Platform p;
+    RunSetup setup;
+    Err err = {0};
+    if (setup_run(probe, config_text, gpus, &model, &train, &p, &setup))
+        return;
+    if (init && engine_init(&p, PRECISION_BF16, &err))
+        return probe_fail(probe, &err);
+    ScheduleOptions opts = {variant, 1, activations};
+    Graph *g = zero_schedule_build(&model, &train, &p, &setup, &opts, &err);
+    EngineOptions eo = {.algo = COLL_ALGO_RING};
+    EngineResult r;
+    if (g == NULL || engine_run(g, &eo, &r, &err)) {
+        graph_destroy(g);
+        return probe_fail(probe, &err);
+    }
+    const MemAccount *a = memory_account(r.memory, 0, MEM_GPU);
+    ModelParams params;
+    params_count(&model, &params);
+    probe_record(probe, a->at_peak[MEM_PARAMS] + a->at_peak[MEM_GRADS] +
+                            a->at_peak[MEM_OPTIMIZER]);
+    for (int c = 0; c < COLL_N_KINDS; c++)
+        probe_record(probe, r.coll_bytes[0][c]);
+    probe_record(probe, r.makespan_s);
+    probe_record(probe, (double)params.total);
+    probe_record(probe, a->peak_bytes);
+    engine_result_fini(&r);
+    graph_destroy(g);
+    model_config_fini(&model);
+    ds_config_fini(&train);
+}
+
+#define PER_RUN (1 + COLL_N_KINDS + 3) /* values simulate() records */
+enum { V_STATES, V_AR, V_AG, V_RS, V_BC, V_TIME, V_PSI, V_PEAK };
+
+static const char *const idealised[] = {
+    "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+    " \"zero_optimization\": {\"stage\": 0, \"reduce_bucket_size\": 1e15}}",
+    "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+    " \"zero_optimization\": {\"stage\": 1, \"reduce_bucket_size\": 1e15,"
+    " \"use_multi_rank_bucket_allreduce\": false}}",
+    "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+    " \"zero_optimization\": {\"stage\": 2, \"reduce_bucket_size\": 1e15,"
+    " \"use_multi_rank_bucket_allreduce\": false}}",
+    "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+    " \"zero_optimization\": {\"stage\": 3, \"reduce_bucket_size\": 1e15,"
+    " \"stage3_param_persistence_threshold\": 0}}",
+};
+
+static uint64_t scenario_gpus;
+
+static void scenario_idealised(Probe *probe)
+{
+    for (int stage = 0; stage <= 3; stage++)
+        simulate(probe, idealised[stage], scenario_gpus, false, SCHEDULE_DEEPSPEED, stage == 0);
+}
+
+static void check_oracles(uint64_t gpus)
+{
+    scenario_gpus = gpus;
+    Probe pr = run_isolated(scenario_idealised);
+    assert_int_equal(pr.n, 4 * PER_RUN);
+    const double n = (double)gpus;
+    for (int stage = 0; stage <= 3; stage++) {
+        const double *v = &pr.v[stage * PER_RUN];
+        const double psi = v[V_PSI];
+        /* model states: the paper's formula, up to ceil(Psi/N) padding */
+        double paper = zero_memory_paper_bytes(stage, psi, n);
+        assert_true(fabs(v[V_STATES] - paper) < 16.0 * n);
+        /* bytes each rank sends: 2 Psi or 3 Psi 16-bit elements x (N-1)/N */
+        double sent = v[V_AR] + v[V_AG] + v[V_RS] + v[V_BC];
+        double factor = stage == 3 ? 3.0 : 2.0;
+        assert_close(sent, factor * 2.0 * psi * (n - 1) / n, 1e-9);
+        if (stage == 0)
+            assert_close(v[V_AR], sent, 1e-12);
+        if (stage == 1 || stage == 2) {
+            assert_close(v[V_RS], 2.0 * psi * (n - 1) / n, 1e-9);
+            assert_close(v[V_AG], 2.0 * psi * (n - 1) / n, 1e-9);
+        }
+        if (stage == 3)
+            assert_close(v[V_AG], 2.0 * v[V_RS], 1e-9);
+        assert_true(v[V_TIME] > 0);
+    }
+}
+
+static void test_zero_schedule_oracles_one_node(void **state)
+{
+    (void)state;
+    check_oracles(8);
+}
+
+static void test_zero_schedule_oracles_two_nodes(void **state)
+{
+    (void)state;
+    check_oracles(16);
+}
+
+/* ---- DeepSpeed's behaviour beyond the oracles ---- */
+
+static void scenario_deepspeed(Probe *probe)
+{
+    /* 0: stage 1, DeepSpeed's default bucket all-reduce (2 Psi) + parameter all-gather */
+    simulate(probe,
+             "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+             " \"zero_optimization\": {\"stage\": 1}}",
+             8, false, SCHEDULE_DEEPSPEED, true);
+    /* 1: stage 2, 4 micro-batches: reduced in every micro-batch */
+    simulate(probe,
+             "{\"train_micro_batch_size_per_gpu\": 1, \"gradient_accumulation_steps\": 4,"
+             " \"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 2,"
+             " \"use_multi_rank_bucket_allreduce\": false, \"overlap_comm\": true}}",
+             8, false, SCHEDULE_DEEPSPEED, false);
+    /* 2: stage 1, 4 micro-batches: reduced once, at the boundary */
+    simulate(probe,
+             "{\"train_micro_batch_size_per_gpu\": 1, \"gradient_accumulation_steps\": 4,"
+             " \"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 1,"
+             " \"use_multi_rank_bucket_allreduce\": false}}",
+             8, false, SCHEDULE_DEEPSPEED, false);
+    /* 3, 4: stage 2 with and without overlap_comm, small buckets */
+    simulate(probe,
+             "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+             " \"zero_optimization\": {\"stage\": 2, \"overlap_comm\": true,"
+             " \"reduce_bucket_size\": 2e7}}",
+             8, false, SCHEDULE_DEEPSPEED, false);
+    simulate(probe,
+             "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+             " \"zero_optimization\": {\"stage\": 2, \"overlap_comm\": false,"
+             " \"reduce_bucket_size\": 2e7}}",
+             8, false, SCHEDULE_DEEPSPEED, false);
+    /* 5: the chapter's ZeRO-1: all-reduce then all-gather (3 Psi) */
+    simulate(probe,
+             "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+             " \"zero_optimization\": {\"stage\": 1}}",
+             8, false, SCHEDULE_TEXTBOOK, false);
+}
+
+static void test_zero_schedule_follows_deepspeed(void **state)
+{
+    (void)state;
+    Probe pr = run_isolated(scenario_deepspeed);
+    assert_int_equal(pr.n, 6 * PER_RUN);
+    const double psi = pr.v[V_PSI], share = 7.0 / 8.0, elem = 2.0;
+    const double *stage1 = &pr.v[0], *acc2 = &pr.v[PER_RUN], *acc1 = &pr.v[2 * PER_RUN];
+    const double *overlap = &pr.v[3 * PER_RUN], *blocking = &pr.v[4 * PER_RUN];
+    const double *textbook = &pr.v[5 * PER_RUN];
+    assert_close(stage1[V_AR], 2.0 * elem * psi * share, 1e-9);
+    assert_close(stage1[V_AG], elem * psi * share, 1e-9);
+    assert_close(acc2[V_RS], 4.0 * elem * psi * share, 1e-9);
+    assert_close(acc1[V_RS], elem * psi * share, 1e-9);
+    assert_true(overlap[V_TIME] < blocking[V_TIME]);
+    assert_close(textbook[V_AR], 2.0 * elem * psi * share, 1e-9);
+    assert_close(textbook[V_AG], elem * psi * share, 1e-9);
+}
+
+/* ---- activation memory: the simulated peak is the analytic one ---- */
+
+static void scenario_activations(Probe *probe)
+{
+    simulate(probe,
+             "{\"train_micro_batch_size_per_gpu\": 2, \"bf16\": {\"enabled\": true},"
+             " \"zero_optimization\": {\"stage\": 0}}",
+             1, true, SCHEDULE_DEEPSPEED, true);
+}
+
+static void test_zero_schedule_activation_peak_matches_model(void **state)
+{
+    (void)state;
+    Probe pr = run_isolated(scenario_activations);
+    assert_int_equal(pr.n, PER_RUN);
+    ModelConfig model;
+    Err err = {0};
+    assert_int_equal(model_config_parse(&model, "tiny.json", model_text, strlen(model_text), &err),
+                     0);
+    RunSetup setup = {.seq_len = 512, .micro_batch = 2, .grad_accum = 1, .global_batch = 2,
+                      .n_gpus = 1, .recompute = RECOMPUTE_NONE, .is_flash_attention = true,
+                      .act_bytes = 2};
+    ActivationBytes act;
+    activations_bytes(&model, &setup, &act);
+    /* one GPU, DDP: peak at the end of forward = model states + every layer's activations */
+    assert_close(pr.v[V_PEAK], pr.v[V_STATES] + (double)act.peak, 1e-12);
+    assert_close(pr.v[V_STATES], 16.0 * pr.v[V_PSI], 1e-12);
+    model_config_fini(&model);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_zero_schedule_oracles_one_node),
+        cmocka_unit_test(test_zero_schedule_oracles_two_nodes),
+        cmocka_unit_test(test_zero_schedule_follows_deepspeed),
+        cmocka_unit_test(test_zero_schedule_activation_peak_matches_model),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
