@@ -18,6 +18,7 @@
 #include "model/estimate.h"
 #include "report/run_report.h"
 #include "report/trace.h"
+#include "schedule/fsdp.h"
 #include "schedule/zero_schedule.h"
 
 #include <errno.h>
@@ -53,6 +54,11 @@ static const char *const help =
     "  --flash-attention on|off\n"
     "                   attention without stored s x s scores (default: on)\n"
     "  --steps K        optimizer steps to simulate back to back (default 1)\n"
+    "  --fsdp STRATEGY  simulate PyTorch FSDP instead of the config's ZeRO stage:\n"
+    "                   FULL_SHARD, SHARD_GRAD_OP, NO_SHARD or HYBRID_SHARD (batch and\n"
+    "                   precision keys of the config still apply)\n"
+    "  --fsdp-backward-prefetch on|off\n"
+    "                   FSDP's BACKWARD_PRE prefetch (default on)\n"
     "  --schedule deepspeed|textbook\n"
     "                   DeepSpeed's schedules (default) or the seed chapter's textbook\n"
     "                   algorithms, for teaching (docs/SCHEDULES.md)\n"
@@ -67,7 +73,7 @@ static const char *const help =
 
 enum { OPT_MODEL, OPT_CONFIG, OPT_PLATFORM, OPT_GPUS, OPT_NODES, OPT_SEQ_LEN, OPT_RECOMPUTE,
        OPT_FLASH, OPT_STEPS, OPT_SCHEDULE, OPT_ALGO, OPT_JSON, OPT_TRACE, OPT_TRACE_RANKS,
-       N_OPTS };
+       OPT_FSDP, OPT_FSDP_PREFETCH, N_OPTS };
 
 static double wall_now(void)
 {
@@ -133,6 +139,8 @@ int cmd_run(int argc, char **argv)
         [OPT_JSON] = {"--json", true, NULL},
         [OPT_TRACE] = {"--trace", true, NULL},
         [OPT_TRACE_RANKS] = {"--trace-ranks", true, NULL},
+        [OPT_FSDP] = {"--fsdp", true, NULL},
+        [OPT_FSDP_PREFETCH] = {"--fsdp-backward-prefetch", true, NULL},
     };
     const char *cmd = "run";
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
@@ -160,7 +168,16 @@ int cmd_run(int argc, char **argv)
         return cli_usage_error(cmd, "--flash-attention: expected on or off, got \"%s\"", flash);
     est_opts.is_flash_attention = flash == NULL || strcmp(flash, "on") == 0;
     est_opts.seq_len = seq_len;
-    ScheduleOptions sched = {SCHEDULE_DEEPSPEED, (uint32_t)steps, true};
+    ScheduleOptions sched = {.variant = SCHEDULE_DEEPSPEED, .n_steps = (uint32_t)steps,
+                             .has_activations = true};
+    FsdpStrategy fsdp = FSDP_NONE;
+    const char *fsdp_text = o[OPT_FSDP].value, *prefetch = o[OPT_FSDP_PREFETCH].value;
+    if (fsdp_text && fsdp_parse(fsdp_text, &fsdp))
+        return cli_usage_error(cmd, "--fsdp: expected FULL_SHARD, SHARD_GRAD_OP, NO_SHARD or "
+                               "HYBRID_SHARD, got \"%s\"", fsdp_text);
+    if (prefetch && strcmp(prefetch, "on") != 0 && strcmp(prefetch, "off") != 0)
+        return cli_usage_error(cmd, "--fsdp-backward-prefetch: expected on or off, got \"%s\"",
+                               prefetch);
     const char *schedule = o[OPT_SCHEDULE].value;
     if (schedule && strcmp(schedule, "textbook") == 0)
         sched.variant = SCHEDULE_TEXTBOOK;
@@ -203,6 +220,10 @@ int cmd_run(int argc, char **argv)
     eng.traced = traced;
     cli_warn_not_modelled(o[OPT_MODEL].value, &model.not_modelled);
     cli_warn_not_modelled(o[OPT_CONFIG].value, &train.not_modelled);
+    if (fsdp != FSDP_NONE &&
+        fsdp_apply(fsdp, prefetch == NULL || strcmp(prefetch, "on") == 0,
+                   platform.gpus_per_node, &train, &sched, &err))
+        goto done;
     if (seq_len == 0)
         strlist_addf(&setup_defaults, "--seq-len %llu (the model's context length)",
                      (unsigned long long)model.max_seq);

@@ -69,7 +69,7 @@ static void simulate(Probe *probe, const char *config_text, uint64_t gpus, bool 
         return;
     if (init && engine_init(&p, PRECISION_BF16, &err))
         return probe_fail(probe, &err);
-    ScheduleOptions opts = {variant, 1, activations};
+    ScheduleOptions opts = {.variant = variant, .n_steps = 1, .has_activations = activations};
     Graph *g = zero_schedule_build(&model, &train, &p, &setup, &opts, &err);
     EngineOptions eo = {.algo = COLL_ALGO_RING};
     EngineResult r;

@@ -32,7 +32,8 @@ static const char *const zero_keys[] = {
     "allgather_bucket_size", "stage3_prefetch_bucket_size", "stage3_max_live_parameters",
     "stage3_max_reuse_distance", "stage3_param_persistence_threshold", "sub_group_size",
     "offload_optimizer", "offload_param", "prefetch_bucket_size", "max_live_parameters",
-    "max_reuse_distance", "param_persistence_threshold", "use_multi_rank_bucket_allreduce", NULL,
+    "max_reuse_distance", "param_persistence_threshold", "use_multi_rank_bucket_allreduce",
+    "mics_shard_size", NULL,
 };
 static const char *const offload_optimizer_keys[] = {
     "device", "pin_memory", "buffer_count", "pipeline_read", "pipeline_write", "ratio", NULL,
@@ -211,6 +212,17 @@ static int read_offload(Reader *r, const cJSON *zero, const char *key, bool is_p
     return jsonfile_get_double(sec, "ratio", at, 0.0, 1.0, &out->ratio, r->err) < 0 ? -1 : 0;
 }
 
+/* MiCS (and FSDP's HYBRID_SHARD): shard inside groups of mics_shard_size GPUs, replicate
+ * across them. DeepSpeed's default -1 means shard over every GPU (0 here). */
+static int read_shard_size(Reader *r, const cJSON *zero, JsonAt at, uint64_t *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(zero, "mics_shard_size");
+    *out = 0;
+    if (v == NULL || cJSON_IsNull(v) || (cJSON_IsNumber(v) && v->valuedouble == -1))
+        return 0;
+    return jsonfile_get_u64(zero, "mics_shard_size", at, 1, 1u << 20, out, r->err) < 0 ? -1 : 0;
+}
+
 static int read_zero(Reader *r, const cJSON *root)
 {
     ZeroConfig *z = &r->cfg->zero;
@@ -257,7 +269,8 @@ static int read_zero(Reader *r, const cJSON *root)
                          1000000000, &z->max_reuse_distance) ||
              aliased_u64(r, zero, at, "stage3_param_persistence_threshold",
                          "param_persistence_threshold", 100000,
-                         &z->param_persistence_threshold);
+                         &z->param_persistence_threshold) ||
+             read_shard_size(r, zero, at, &z->shard_size);
     if (rc == 0)
         rc = read_offload(r, zero, "offload_optimizer", false, &z->offload_optimizer) ||
              read_offload(r, zero, "offload_param", true, &z->offload_param);

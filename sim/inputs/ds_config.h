@@ -45,6 +45,8 @@ typedef struct ZeroConfig {
     uint64_t max_reuse_distance;          /* elements, stage 3 */
     uint64_t param_persistence_threshold; /* elements, stage 3 */
     uint64_t sub_group_size;              /* elements */
+    uint64_t shard_size;                  /* stage 3: GPUs a parameter is sharded over
+                                             (mics_shard_size; FSDP HYBRID_SHARD); 0 = all */
     OffloadConfig offload_optimizer;
     OffloadConfig offload_param;
 } ZeroConfig;

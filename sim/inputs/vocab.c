@@ -159,7 +159,6 @@ const char *const vocab_ds_zero_not_modelled[] = {
     "zero_quantized_nontrainable_weights",
     "zero_quantized_gradients",
     "zeropp_loco_param",
-    "mics_shard_size",
     "mics_hierarchical_params_gather",
     /* misc */
     "zenflow",

@@ -29,9 +29,14 @@ void comm_volume(const TrainConfig *cfg, const ModelParams *params, const ZeroMe
         out->all_gather = ring_share(weights, n_gpus);
         break;
     default: {
+        /* Sharded over n_shard GPUs (all, or a MiCS / HYBRID_SHARD group); the gradient
+         * shards are then all-reduced across the N / n_shard replicas. */
+        uint64_t n_shard = zero_shard_gpus(&cfg->zero, n_gpus);
         uint64_t gathered = (psi - mem->persistent_elems) * mem->param_bytes;
-        out->all_gather = grad_accum * 2 * ring_share(gathered, n_gpus);
-        out->reduce_scatter = grad_accum * ring_share(grads, n_gpus);
+        out->all_gather = grad_accum * 2 * ring_share(gathered, n_shard);
+        out->reduce_scatter = grad_accum * ring_share(grads, n_shard);
+        if (n_shard < n_gpus)
+            out->all_reduce = grad_accum * 2 * ring_share(grads / n_shard, n_gpus / n_shard);
         break;
     }
     }

@@ -8,7 +8,8 @@
  * backward and reduce-scatters gradients (3 Psi). Parameters ZeRO-3 keeps resident are not
  * gathered. Where DeepSpeed communicates per micro-batch (stage 2 and 3 reduce gradients in
  * every backward, stage 3 gathers in every pass; stage 0 and 1 reduce once at the boundary) the
- * volume scales with gradient accumulation.
+ * volume scales with gradient accumulation. MiCS / HYBRID_SHARD gathers and reduce-scatters
+ * inside shard groups and all-reduces the gradient shards across them.
  */
 #ifndef ZEROSIM_MODEL_COMM_VOLUME_H
 #define ZEROSIM_MODEL_COMM_VOLUME_H

@@ -14,6 +14,11 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
     if (ds_config_resolve_batch(train, n_gpus, &batch, err))
         return -1;
 
+    const uint64_t shard = train->zero.shard_size;
+    if (train->zero.stage == 3 && shard > 0 && shard < n_gpus && n_gpus % shard != 0)
+        return err_set(err, "%s: zero_optimization.mics_shard_size: expected a divisor of the "
+                       "GPU count %llu, got %llu", train->file, (unsigned long long)n_gpus,
+                       (unsigned long long)shard);
     RunSetup *setup = &out->setup;
     setup->seq_len = opts->seq_len ? opts->seq_len : model->max_seq;
     /* The s x s score matrices count tokens x heads x s bytes; keep every byte count far from

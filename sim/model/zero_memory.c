@@ -42,6 +42,11 @@ static uint64_t gpu_buffers(const ZeroConfig *z, const ModelParams *params, uint
     return (live + persistent) * param_bytes + (n_gpus > 1 ? bucket : 0);
 }
 
+uint64_t zero_shard_gpus(const ZeroConfig *z, uint64_t n_gpus)
+{
+    return z->stage == 3 && z->shard_size > 0 && z->shard_size < n_gpus ? z->shard_size : n_gpus;
+}
+
 void zero_memory(const TrainConfig *cfg, const ModelParams *params, uint64_t n_layers,
                  uint64_t n_gpus, ZeroMemory *out)
 {
@@ -49,7 +54,8 @@ void zero_memory(const TrainConfig *cfg, const ModelParams *params, uint64_t n_l
     const ZeroConfig *z = &cfg->zero;
     const uint64_t psi = params->total;
     const bool mixed = cfg->precision != PRECISION_FP32;
-    const uint64_t part = (psi + n_gpus - 1) / n_gpus;
+    const uint64_t n_shard = zero_shard_gpus(z, n_gpus);
+    const uint64_t part = (psi + n_shard - 1) / n_shard;
 
     out->partition_elems = part;
     out->param_bytes = mixed ? 2 : 4;

@@ -47,6 +47,10 @@ typedef struct ZeroMemory {
 void zero_memory(const TrainConfig *cfg, const ModelParams *params, uint64_t n_layers,
                  uint64_t n_gpus, ZeroMemory *out);
 
+/* GPUs a stage-3 parameter is sharded over: zero_optimization.mics_shard_size (FSDP's
+ * HYBRID_SHARD shards inside a node) when set and smaller than n_gpus, else all of them. */
+uint64_t zero_shard_gpus(const ZeroConfig *z, uint64_t n_gpus);
+
 /* The paper's closed forms for K = 12 mixed precision, in bytes, for tests and the report:
  * stage 0 16 Psi, 1: 4 Psi + 12 Psi/N, 2: 2 Psi + 14 Psi/N, 3: 16 Psi/N. */
 double zero_memory_paper_bytes(int stage, double psi, double n_gpus);

@@ -18,6 +18,13 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Groups that together hold every rank once: a collective "over the set" is one instance per
+ * group, run concurrently. */
+typedef struct GroupSet {
+    uint32_t *groups;
+    uint32_t n_groups;
+} GroupSet;
+
 typedef struct Builder {
     Graph *g;
     const ModelConfig *model;
@@ -25,7 +32,10 @@ typedef struct Builder {
     const ScheduleOptions *opts;
     const ZeroConfig *z;
     uint32_t n_ranks;
-    uint32_t world;          /* the group of all ranks */
+    GroupSet world;          /* all ranks */
+    GroupSet shards;         /* where stage 3 gathers and reduce-scatters: all ranks, or nodes */
+    GroupSet replicas;       /* across shard groups (HYBRID_SHARD / MiCS); n_groups 0 if none */
+    uint32_t n_shard;        /* ranks per shard group */
     bool is_textbook;
     ModelParams params;
     ZeroMemory mem;
@@ -33,7 +43,8 @@ typedef struct Builder {
     StepCost cost;
     double *unit_params;     /* per layer unit: its parameters (first/last carry embeddings) */
     double *unit_gathered;   /* per unit: 16-bit bytes ZeRO-3 gathers (persistent excluded) */
-    OpId *ops;               /* scratch: one op per rank from graph_collective */
+    OpId *ops;               /* one op per rank from the last collective_set() */
+    OpId *scratch;           /* graph_collective's output, in group order */
     OpId *last_compute;      /* per rank: last op on the compute stream, or GRAPH_NO_OP */
     OpId *wait_gather;       /* per rank: the next compute op waits for this gather */
     OpId *wait_bucket;       /* per rank: ... and for this gradient bucket */
@@ -63,12 +74,27 @@ static void compute_all(Builder *b, double amount, uint32_t label)
     }
 }
 
-/* A collective over all ranks on `stream`, each rank's op after `after[r]` (may be NULL),
+/* One instance per group of the set; b->ops[rank] gets each rank's op. */
+static void collective_set(Builder *b, const GroupSet *set, CollectiveKind kind,
+                           StreamKind stream, double bytes, uint32_t label)
+{
+    OpId *member_ops = b->scratch;
+    for (uint32_t k = 0; k < set->n_groups; k++) {
+        uint32_t n;
+        const uint32_t *members = graph_group(b->g, set->groups[k], &n);
+        graph_collective(b->g, kind, set->groups[k], stream, bytes, members[0], label,
+                         member_ops);
+        for (uint32_t i = 0; i < n; i++)
+            b->ops[members[i]] = member_ops[i];
+    }
+}
+
+/* A collective over a group set on `stream`, each rank's op after `after[r]` (may be NULL),
  * with a buffer of `buffer_bytes` (0: none) allocated on the stream around it. Leaves the
  * ops in b->ops. */
-static void collective_all(Builder *b, CollectiveKind kind, StreamKind stream, double bytes,
-                           const OpId *after, MemCategory category, double buffer_bytes,
-                           uint32_t label)
+static void collective_all(Builder *b, const GroupSet *set, CollectiveKind kind,
+                           StreamKind stream, double bytes, const OpId *after,
+                           MemCategory category, double buffer_bytes, uint32_t label)
 {
     uint32_t *buffers = NULL;
     if (buffer_bytes > 0) {
@@ -79,7 +105,7 @@ static void collective_all(Builder *b, CollectiveKind kind, StreamKind stream, d
                 depend(b, after[r], a);
         }
     }
-    graph_collective(b->g, kind, b->world, stream, bytes, 0, label, b->ops);
+    collective_set(b, set, kind, stream, bytes, label);
     for (uint32_t r = 0; r < b->n_ranks; r++) {
         if (after && !buffers)
             depend(b, after[r], b->ops[r]);
@@ -119,8 +145,12 @@ static void flush_bucket(Builder *b, bool is_overlapped)
     b->bucket_elems = 0;
     if (b->n_ranks == 1)
         return;
-    collective_all(b, bucket_kind(b), STREAM_REDUCE, bytes, b->last_compute, MEM_BUFFERS,
+    const GroupSet *set = b->z->stage == 3 ? &b->shards : &b->world;
+    collective_all(b, set, bucket_kind(b), STREAM_REDUCE, bytes, b->last_compute, MEM_BUFFERS,
                    bytes, graph_label(b->g, "grad bucket"));
+    if (b->z->stage == 3 && b->replicas.n_groups > 0) /* the shard, across the replicas */
+        collective_all(b, &b->replicas, COLL_ALL_REDUCE, STREAM_REDUCE, bytes / b->n_shard,
+                       NULL, MEM_BUFFERS, 0, graph_label(b->g, "grad replicas"));
     for (uint32_t r = 0; r < b->n_ranks; r++) {
         b->bucket_prev[r] = b->bucket_last[r];
         b->bucket_last[r] = b->ops[r];
@@ -166,7 +196,7 @@ static void gather_unit(Builder *b, uint32_t u, const OpId *before_prev, const O
     for (int k = 0; k < 2; k++) {
         if (parts[k] <= 0)
             continue;
-        if (b->n_ranks == 1)
+        if (b->n_shard == 1)
             continue;
         uint32_t *bufs = out_buffers + (size_t)(*out_n_buffers) * b->n_ranks;
         for (uint32_t r = 0; r < b->n_ranks; r++) {
@@ -175,8 +205,7 @@ static void gather_unit(Builder *b, uint32_t u, const OpId *before_prev, const O
             if (after[k])
                 depend(b, after[k][r], a);
         }
-        graph_collective(b->g, COLL_ALL_GATHER, b->world, STREAM_GATHER, parts[k], 0, lab,
-                         b->ops);
+        collective_set(b, &b->shards, COLL_ALL_GATHER, STREAM_GATHER, parts[k], lab);
         for (uint32_t r = 0; r < b->n_ranks; r++) {
             b->last_gather[r] = b->ops[r];
             out_ready[r] = b->ops[r]; /* stream order: the later part implies the earlier */
@@ -198,15 +227,22 @@ static void micro_batch(Builder *b, bool is_boundary)
 {
     const uint32_t L = (uint32_t)b->model->n_layers, n = b->n_ranks;
     const bool stage3 = b->z->stage == 3;
-    /* Stage 0 and 1 communicate at the boundary only; stage 0 (and stage 1 without
-     * overlap_comm, and every textbook variant but ZeRO-3) after the whole backward. */
-    const bool reduces_now = b->z->stage >= 2 || is_boundary;
+    const FsdpStrategy fsdp = b->opts->fsdp;
+    /* DeepSpeed stages 0-1 communicate at the boundary only, stages 2-3 and FSDP (without
+     * no_sync) in every micro-batch. Stage 0, stage 1 without overlap_comm and the textbook
+     * variants but ZeRO-3 reduce after the whole backward. */
+    const bool reduces_now = b->z->stage >= 2 || is_boundary || fsdp != FSDP_NONE;
     const bool buckets_during_backward =
-        !b->is_textbook && (stage3 || (b->z->stage >= 1 && b->z->overlap_comm) ||
-                            b->z->stage == 2);
-    const bool is_overlapped = stage3 || b->z->overlap_comm;
+        fsdp != FSDP_NONE ||
+        (!b->is_textbook && (stage3 || (b->z->stage >= 1 && b->z->overlap_comm) ||
+                             b->z->stage == 2));
+    const bool is_overlapped = stage3 || b->z->overlap_comm || fsdp != FSDP_NONE;
+    /* SHARD_GRAD_OP keeps each unit gathered from its forward to its backward. */
+    const bool regathers = !(fsdp == FSDP_SHARD_GRAD_OP);
+    const bool prefetches_backward = fsdp == FSDP_NONE || b->opts->fsdp_backward_prefetch;
     uint32_t *act_buf = xmalloc((size_t)(L + 1) * n * sizeof *act_buf);
-    uint32_t *gathered = xmalloc((size_t)2 * n * sizeof *gathered);
+    uint32_t *gathered = xmalloc((size_t)2 * L * n * sizeof *gathered); /* per unit, 2 parts */
+    uint32_t *n_gathered = xcalloc(L, sizeof *n_gathered);
     OpId *ready = xmalloc(n * sizeof *ready);
     OpId *hist[2];
     hist[0] = xmalloc(n * sizeof *hist[0]); /* compute op k-2 */
@@ -218,11 +254,13 @@ static void micro_batch(Builder *b, bool is_boundary)
     for (uint32_t k = 0; k < 2 * L; k++) {
         const bool is_fwd = k < L;
         const uint32_t u = is_fwd ? k : 2 * L - 1 - k;
-        uint32_t n_gathered = 0;
-        if (stage3) {
-            /* textbook ZeRO-3: fetch on demand only, once the previous op is done */
-            gather_unit(b, u, b->is_textbook ? hist[1] : hist[0], hist[1], gathered, &n_gathered,
-                        ready, is_fwd ? "gather fwd" : "gather bwd");
+        uint32_t *unit_bufs = gathered + (size_t)2 * u * n;
+        if (stage3 && (is_fwd || regathers)) {
+            /* on demand (after op k-1) for the textbook ZeRO-3 and FSDP without backward
+             * prefetch; else the prefetched part may start after op k-2 */
+            bool on_demand = b->is_textbook || (!is_fwd && !prefetches_backward);
+            gather_unit(b, u, on_demand ? hist[1] : hist[0], hist[1], unit_bufs,
+                        &n_gathered[u], ready, is_fwd ? "gather fwd" : "gather bwd");
             for (uint32_t r = 0; r < n; r++)
                 if (ready[r] != GRAPH_NO_OP)
                     b->wait_gather[r] = ready[r];
@@ -263,8 +301,11 @@ static void micro_batch(Builder *b, bool is_boundary)
             else if (reduces_now)
                 b->bucket_elems += b->unit_params[u];
         }
-        if (stage3)
-            release_gathered(b, gathered, n_gathered);
+        /* released after use: after each pass, or after backward when kept across */
+        if (stage3 && (regathers || !is_fwd)) {
+            release_gathered(b, unit_bufs, n_gathered[u]);
+            n_gathered[u] = 0;
+        }
         memcpy(hist[0], hist[1], n * sizeof *hist[0]);
         memcpy(hist[1], b->last_compute, n * sizeof *hist[1]);
     }
@@ -286,6 +327,7 @@ static void micro_batch(Builder *b, bool is_boundary)
     }
     free(act_buf);
     free(gathered);
+    free(n_gathered);
     free(ready);
     free(hist[0]);
     free(hist[1]);
@@ -304,7 +346,7 @@ static void boundary(Builder *b)
         b->wait_bucket[r] = b->last_reduce[r];
     compute_all(b, elems * b->cost.optimizer_per_param, graph_label(b->g, "optimizer step"));
     if ((b->z->stage == 1 || b->z->stage == 2) && n > 1) {
-        collective_all(b, COLL_ALL_GATHER, STREAM_GATHER,
+        collective_all(b, &b->world, COLL_ALL_GATHER, STREAM_GATHER,
                        (double)b->params.total * b->mem.param_bytes, b->last_compute,
                        MEM_BUFFERS, 0, graph_label(b->g, "gather params"));
         for (uint32_t r = 0; r < n; r++)
@@ -359,6 +401,46 @@ static void labels(Builder *b)
     }
 }
 
+/* The world; shard groups of n_shard consecutive ranks (whole nodes under HYBRID_SHARD); and,
+ * when shards do not span the world, replica groups of the ranks holding the same shard. */
+static void make_groups(Builder *b, const Platform *p)
+{
+    (void)p;
+    const uint32_t n = b->n_ranks, shard = b->n_shard;
+    uint32_t *members = xmalloc(n * sizeof *members);
+    for (uint32_t r = 0; r < n; r++)
+        members[r] = r;
+    b->world.groups = xmalloc(sizeof *b->world.groups);
+    b->world.groups[0] = graph_add_group(b->g, members, n);
+    b->world.n_groups = 1;
+    if (shard == n) {
+        b->shards.groups = xmalloc(sizeof *b->shards.groups);
+        b->shards.groups[0] = b->world.groups[0];
+        b->shards.n_groups = 1;
+    } else {
+        b->shards.n_groups = n / shard;
+        b->shards.groups = xmalloc(b->shards.n_groups * sizeof *b->shards.groups);
+        for (uint32_t k = 0; k < b->shards.n_groups; k++)
+            b->shards.groups[k] = graph_add_group(b->g, members + (size_t)k * shard, shard);
+        b->replicas.n_groups = shard;
+        b->replicas.groups = xmalloc(shard * sizeof *b->replicas.groups);
+        uint32_t n_replicas = n / shard;
+        for (uint32_t i = 0; i < shard; i++) {
+            for (uint32_t k = 0; k < n_replicas; k++)
+                members[k] = k * shard + i;
+            b->replicas.groups[i] = graph_add_group(b->g, members, n_replicas);
+        }
+    }
+    free(members);
+}
+
+static void free_groups(Builder *b)
+{
+    free(b->world.groups);
+    free(b->shards.groups);
+    free(b->replicas.groups);
+}
+
 /* Model states for the whole run: allocated before the first op, released after the last. */
 static void model_states(Builder *b, uint32_t *bufs, bool is_alloc)
 {
@@ -409,16 +491,19 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
     b.g = graph_create(n);
     params_count(model, &b.params);
     zero_memory(train, &b.params, model->n_layers, n, &b.mem);
+    b.n_shard = (uint32_t)zero_shard_gpus(b.z, n);
+    if (n % b.n_shard != 0) {
+        graph_destroy(b.g);
+        err_set(err, "%s: zero_optimization.mics_shard_size: expected a divisor of the GPU count "
+                "%u, got %u", train->file, n, b.n_shard);
+        return NULL;
+    }
     activations_bytes(model, setup, &b.act);
     cost_step(model, &b.params, setup, train, p, &b.cost);
     split_units(&b);
     labels(&b);
-    uint32_t *world = xmalloc(n * sizeof *world);
-    for (uint32_t r = 0; r < n; r++)
-        world[r] = r;
-    b.world = graph_add_group(b.g, world, n);
-    free(world);
-    OpId **arrays[] = {&b.ops, &b.last_compute, &b.wait_gather, &b.wait_bucket, &b.last_reduce,
+    make_groups(&b, p);
+    OpId **arrays[] = {&b.ops, &b.scratch, &b.last_compute, &b.wait_gather, &b.wait_bucket, &b.last_reduce,
                        &b.last_gather, &b.bucket_prev, &b.bucket_last};
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
         *arrays[k] = xmalloc(n * sizeof **arrays[k]);
@@ -438,6 +523,7 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
         free(*arrays[k]);
     free(b.unit_params);
     free(b.unit_gathered);
+    free_groups(&b);
     if (graph_finalize(b.g, err)) {
         graph_destroy(b.g);
         return NULL;

@@ -17,6 +17,10 @@
  * The textbook variant replaces these with the seed chapter's algorithms for teaching: DDP
  * all-reduce; ZeRO-1 all-reduce then all-gather of parameters; ZeRO-2 reduce-scatter then
  * all-gather; ZeRO-3 all-gather, all-gather, reduce-scatter per layer; one bucket each.
+ * FSDP strategies reuse these: FULL_SHARD and HYBRID_SHARD the stage-3 schedule with one unit
+ * per layer (HYBRID_SHARD gathering and reduce-scattering inside a node, then all-reducing the
+ * gradient shards across nodes), SHARD_GRAD_OP the same without the backward gathers,
+ * NO_SHARD an all-reduce per layer overlapped with backward; all reduce in every micro-batch.
  * Memory: model states allocated for the whole run from zero_memory(), activations from
  * activations.h per layer between its forward and its backward, buckets and gathered
  * parameters while they live.
@@ -33,10 +37,21 @@
 
 typedef enum ScheduleVariant { SCHEDULE_DEEPSPEED, SCHEDULE_TEXTBOOK } ScheduleVariant;
 
+/* PyTorch FSDP sharding strategies, run on the same schedules (schedule/fsdp.h). */
+typedef enum FsdpStrategy {
+    FSDP_NONE,          /* a DeepSpeed run */
+    FSDP_FULL_SHARD,    /* ~ ZeRO-3 */
+    FSDP_SHARD_GRAD_OP, /* ~ ZeRO-2: parameters kept gathered from forward to backward */
+    FSDP_NO_SHARD,      /* ~ DDP, all-reduce per unit overlapped with backward */
+    FSDP_HYBRID_SHARD,  /* ZeRO-3 inside each node, replicas across nodes */
+} FsdpStrategy;
+
 typedef struct ScheduleOptions {
     ScheduleVariant variant;
     uint32_t n_steps;        /* optimizer steps to simulate back to back */
     bool has_activations;    /* false: idealised run without activation memory (oracles) */
+    FsdpStrategy fsdp;
+    bool fsdp_backward_prefetch; /* FSDP's BACKWARD_PRE: gather the next unit during backward */
 } ScheduleOptions;
 
 /* Builds the graph of n_steps steps for all data-parallel ranks of p. The graph is

@@ -1,0 +1,33 @@
+/*
+ * fsdp.h - PyTorch FSDP sharding strategies as ZeRO configurations and schedule options.
+ *
+ * FSDP wraps each transformer block as one unit (a flat parameter): it gathers the whole unit
+ * before use, prefetches the next unit (implicitly in forward, since the CPU runs ahead;
+ * explicitly in backward with BACKWARD_PRE), reduce-scatters each unit's gradients right after
+ * its backward, shards everything (no persistence threshold) and reduces in every micro-batch
+ * unless no_sync is used. So FULL_SHARD is the ZeRO-3 schedule with one bucket per unit and
+ * unbounded prefetch of one unit, HYBRID_SHARD the same sharded inside each node with the
+ * gradient shards all-reduced across nodes (DeepSpeed's MiCS with a node-sized shard group),
+ * SHARD_GRAD_OP keeps units gathered from forward to backward, NO_SHARD all-reduces each unit's
+ * gradients during backward. Batch and precision keys of the ds_config still apply.
+ */
+#ifndef ZEROSIM_SCHEDULE_FSDP_H
+#define ZEROSIM_SCHEDULE_FSDP_H
+
+#include "../common/err.h"
+#include "../inputs/ds_config.h"
+#include "zero_schedule.h"
+
+/* Parses "FULL_SHARD", "SHARD_GRAD_OP", "NO_SHARD", "HYBRID_SHARD" (case-insensitive); -1 when
+ * unknown. */
+int fsdp_parse(const char *name, FsdpStrategy *out);
+
+const char *fsdp_name(FsdpStrategy s);
+
+/* Rewrites train->zero for strategy s on nodes of gpus_per_node GPUs (recording what it set in
+ * train->defaults_used) and sets the schedule's FSDP options. Fails when the config asks for
+ * offload, which FSDP's CPUOffload models differently. */
+int fsdp_apply(FsdpStrategy s, bool backward_prefetch, uint64_t gpus_per_node,
+               TrainConfig *train, ScheduleOptions *opts, Err *err);
+
+#endif
