@@ -49,8 +49,11 @@ static const char *const help =
     "  --gpus N         resize the platform to N GPUs (a divisor of a node, or whole nodes)\n"
     "  --nodes N        resize the platform to N nodes\n"
     "  --seq-len S      tokens per sequence (default: the model's context length)\n"
-    "  --activation-checkpointing none|selective|full\n"
-    "                   recomputation in the model code (default: none)\n"
+    "  --activation-checkpointing none|selective|full|every:N\n"
+    "                   recomputation in the model code: selective drops the attention\n"
+    "                   scores (Korthikanti et al.), full re-runs every layer, every:N\n"
+    "                   every N-th layer, as FSDP codebases' per-layer checkpointing\n"
+    "                   (default: none)\n"
     "  --flash-attention on|off\n"
     "                   attention without stored s x s scores (default: on)\n"
     "  --steps K        optimizer steps to simulate back to back (default 1)\n"
@@ -151,7 +154,7 @@ int cmd_run(int argc, char **argv)
             return cli_usage_error(cmd, "%s: expected a value for this required option, got "
                                    "nothing", o[k].name);
     uint64_t gpus = 0, nodes = 0, seq_len = 0, steps = 1;
-    EstimateOptions est_opts = {0, RECOMPUTE_NONE, true};
+    EstimateOptions est_opts = {.recompute = RECOMPUTE_NONE, .is_flash_attention = true};
     if (cli_count(cmd, "--gpus", o[OPT_GPUS].value, &gpus) ||
         cli_count(cmd, "--nodes", o[OPT_NODES].value, &nodes) ||
         cli_count(cmd, "--seq-len", o[OPT_SEQ_LEN].value, &seq_len) ||
@@ -161,9 +164,9 @@ int cmd_run(int argc, char **argv)
         return cli_usage_error(cmd, "--steps: expected at most 1000, got %llu",
                                (unsigned long long)steps);
     const char *recompute = o[OPT_RECOMPUTE].value, *flash = o[OPT_FLASH].value;
-    if (recompute && setup_recompute_parse(recompute, &est_opts.recompute))
-        return cli_usage_error(cmd, "--activation-checkpointing: expected none, selective or "
-                               "full, got \"%s\"", recompute);
+    if (recompute && setup_recompute_parse(recompute, &est_opts.recompute, &est_opts.checkpoint_every))
+        return cli_usage_error(cmd, "--activation-checkpointing: expected none, selective, full "
+                               "or every:N, got \"%s\"", recompute);
     if (flash && strcmp(flash, "on") != 0 && strcmp(flash, "off") != 0)
         return cli_usage_error(cmd, "--flash-attention: expected on or off, got \"%s\"", flash);
     est_opts.is_flash_attention = flash == NULL || strcmp(flash, "on") == 0;

@@ -159,9 +159,50 @@ static void test_activations_bytes_gqa_gated_by_hand(void **state)
     assert_int_equal(a.layer_full, s * b * (attn + mlp + 4 * h + 5 * 64 * s));
 }
 
+/* Per-block checkpointing (FSDP's every_xth_item): every 2nd of 96 layers keeps only its
+ * input; the others keep everything; a checkpointed layer's backward rebuilds one layer. */
+static void test_activations_bytes_every_second_layer(void **state)
+{
+    (void)state;
+    ModelConfig c = gpt(H, L, A, V);
+    RunSetup su = setup_of(S, B, RECOMPUTE_FULL, true, 2);
+    su.checkpoint_every = 2;
+    ActivationBytes a;
+    activations_bytes(&c, &su, &a);
+    assert_int_equal(setup_n_checkpointed(&su, L), L / 2);
+    assert_true(setup_is_checkpointed(&su, 0) && !setup_is_checkpointed(&su, 1));
+    assert_int_equal(a.checkpoint_per_layer, 2 * S * B * H);
+    assert_int_equal(a.checkpoints, L / 2 * 2 * S * B * H);
+    assert_int_equal(a.layer_stored, a.layer_full);
+    assert_int_equal(a.peak, a.checkpoints + L / 2 * a.layer_stored + a.layer_full +
+                                 a.output_layer);
+}
+
+/* The command-line forms of recomputation. */
+static void test_setup_recompute_parse_forms(void **state)
+{
+    (void)state;
+    Recompute r;
+    uint32_t every;
+    char buf[32];
+    assert_int_equal(setup_recompute_parse("every:3", &r, &every), 0);
+    assert_int_equal(r, RECOMPUTE_FULL);
+    assert_int_equal(every, 3);
+    assert_string_equal(setup_recompute_name(r, every, buf, sizeof buf), "every:3");
+    assert_int_equal(setup_recompute_parse("full", &r, &every), 0);
+    assert_int_equal(every, 1);
+    assert_string_equal(setup_recompute_name(r, every, buf, sizeof buf), "full");
+    assert_int_equal(setup_recompute_parse("every:0", &r, &every), -1);
+    assert_int_equal(setup_recompute_parse("every:x", &r, &every), -1);
+    assert_int_equal(setup_recompute_parse("every:", &r, &every), -1);
+    assert_int_equal(setup_recompute_parse("partial", &r, &every), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_activations_bytes_every_second_layer),
+        cmocka_unit_test(test_setup_recompute_parse_forms),
         cmocka_unit_test(test_activations_bytes_gpt_layer_is_34_plus_5as_over_h),
         cmocka_unit_test(test_activations_bytes_gpt_layer_non_integer_ratio),
         cmocka_unit_test(test_activations_bytes_selective_keeps_34sbh),

@@ -320,6 +320,40 @@ static void test_engine_two_rank_layer_matches_hand_computation(void **state)
     assert_close(pr.v[7], 2 * 2 + 2, 1e-12);  /* 4 executions + 2 ring flows */
 }
 
+/* ---- NCCL kernels take their share of the GPU from concurrent compute ---- */
+
+static void scenario_interference(Probe *probe)
+{
+    Platform p;
+    Err err = {0};
+    if (load_tiny(&p, "1e12", "1e9", &err))
+        return probe_fail(probe, &err);
+    p.gpu.comm_sm_fraction = 0.25;
+    if (engine_init(&p, PRECISION_BF16, &err))
+        return probe_fail(probe, &err);
+    const double speed = p.gpu.bf16_flops_per_s * p.gpu.gemm_efficiency;
+    Graph *g = graph_create(4);
+    OpId c = graph_compute(g, 0, STREAM_COMPUTE, DEVICE_GPU, speed * 1.0, 0); /* 1 s alone */
+    flow(g, 0, 2, 4e9); /* 4 s over the 1 GB/s NIC, overlapping all of the compute */
+    if (!finalized(g, probe))
+        return;
+    EngineOptions opts = {.algo = COLL_ALGO_RING};
+    EngineResult r;
+    if (engine_run(g, &opts, &r, &err))
+        return probe_fail(probe, &err);
+    probe_record(probe, r.op_end_s[c] - r.op_start_s[c]);
+    engine_result_fini(&r);
+    graph_destroy(g);
+}
+
+static void test_engine_collective_kernels_slow_concurrent_compute(void **state)
+{
+    (void)state;
+    Probe pr = run_isolated(scenario_interference);
+    assert_int_equal(pr.n, 1);
+    assert_close(pr.v[0], 1.0 / 0.75, 1e-6); /* the compute gets 1 - 0.25 of the GPU */
+}
+
 /* ---- a collective whose members wait on each other is reported, not hung ---- */
 
 static void scenario_deadlock(Probe *probe)
@@ -365,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_engine_copy_and_ring_sharing_pcie_slow_each_other),
         cmocka_unit_test(test_engine_fluid_and_stepwise_agree_within_2_percent),
         cmocka_unit_test(test_engine_two_rank_layer_matches_hand_computation),
+        cmocka_unit_test(test_engine_collective_kernels_slow_concurrent_compute),
         cmocka_unit_test(test_engine_deadlock_is_reported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -59,7 +59,7 @@ static void test_estimate_build_gpt3_zero3_1024_gpus_is_16psi_over_n(void **stat
     (void)state;
     Inputs in;
     load(&in, "gpt3-175b", "zero3", "dgx-a100-80g", 1024);
-    EstimateOptions opts = {0, RECOMPUTE_NONE, true};
+    EstimateOptions opts = {.seq_len = 0, .recompute = RECOMPUTE_NONE, .is_flash_attention = true};
     Estimate est;
     build(&in, &opts, &est);
 
@@ -98,7 +98,7 @@ static void test_estimate_build_gpt2_1_5b_zero2_fits_on_dgx(void **state)
     (void)state;
     Inputs in;
     load(&in, "gpt2-1.5b", "zero2", "dgx-a100-80g", 8);
-    EstimateOptions opts = {1024, RECOMPUTE_NONE, true};
+    EstimateOptions opts = {.seq_len = 1024, .recompute = RECOMPUTE_NONE, .is_flash_attention = true};
     Estimate est;
     build(&in, &opts, &est);
     const uint64_t psi = est.params.total, part = (psi + 7) / 8;
@@ -125,7 +125,7 @@ static void test_estimate_build_gpt3_zero0_does_not_fit(void **state)
     (void)state;
     Inputs in;
     load(&in, "gpt3-175b", "zero0", "dgx-a100-80g", 8);
-    EstimateOptions opts = {0, RECOMPUTE_FULL, true};
+    EstimateOptions opts = {.seq_len = 0, .recompute = RECOMPUTE_FULL, .is_flash_attention = true};
     Estimate est;
     build(&in, &opts, &est);
     assert_int_equal(est.mem.gpu_model_states, 16 * est.params.total);
@@ -144,7 +144,7 @@ static void test_estimate_build_composes_flops_and_time(void **state)
     (void)state;
     Inputs in;
     load(&in, "gpt3-175b", "zero3", "dgx-a100-80g", 1024);
-    EstimateOptions opts = {2048, RECOMPUTE_FULL, false};
+    EstimateOptions opts = {.seq_len = 2048, .recompute = RECOMPUTE_FULL, .is_flash_attention = false};
     Estimate est;
     build(&in, &opts, &est);
     const double megatron = flops_megatron_formula(4096, 2048, 96, 12288, 50257, true);

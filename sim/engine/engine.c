@@ -19,6 +19,7 @@
 #include <simgrid/comm.h>
 #include <simgrid/disk.h>
 #include <simgrid/engine.h>
+#include <simgrid/exec.h>
 #include <simgrid/host.h>
 #include <simgrid/mailbox.h>
 #include <simgrid/semaphore.h>
@@ -221,6 +222,15 @@ static void run_collective(Run *run, OpId id)
     collective_plan(&engine.platform, (CollectiveKind)c->kind, (CollAlgo)run->algo[op->ref],
                     run->is_aligned[op->ref], members, n, index, c->bytes, root_index, &plan);
     sg_comm_t comms[2 * COLLECTIVE_MAX_PHASES * COLLECTIVE_MAX_FLOWS];
+    /* NCCL's kernels occupy SMs while the collective runs: an execution bounded to that share
+     * of the GPU competes with concurrent compute for as long as the flows last. */
+    sg_exec_t kernels = NULL;
+    double share = engine.platform.gpu.comm_sm_fraction;
+    if (share > 0) {
+        kernels = sg_actor_exec_init(1e300);
+        sg_exec_set_bound(kernels, share * sg_host_get_speed(engine.gpus[op->rank]));
+        sg_exec_start(kernels);
+    }
     if (run->opts.is_stepwise) {
         /* Step s of every phase that has one, concurrently (the pipeline), then the next. */
         uint32_t max_steps = 0;
@@ -235,6 +245,8 @@ static void run_collective(Run *run, OpId id)
                                          comms, n_comms);
             sg_comm_wait_all(comms, n_comms);
         }
+        if (kernels)
+            sg_exec_cancel(kernels);
         return;
     }
     /* Fluid: every flow at once; each pays its route latency; the member then waits out the
@@ -249,6 +261,8 @@ static void run_collective(Run *run, OpId id)
             paid = hop;
     }
     sg_comm_wait_all(comms, n_comms);
+    if (kernels)
+        sg_exec_cancel(kernels);
     if (latency > paid)
         sg_actor_sleep_for(latency - paid);
 }

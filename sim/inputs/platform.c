@@ -18,7 +18,8 @@
 static const char *const top_keys[] = {"name", "description", "nodes", "gpus_per_node", "gpu",
                                        "nvlink", "pcie", "cpu", "nvme", "nic", "fabric", NULL};
 static const char *const gpu_keys[] = {"model", "fp32_flops_per_s", "fp16_flops_per_s",
-                                       "bf16_flops_per_s", "gemm_efficiency", "hbm_bytes",
+                                       "bf16_flops_per_s", "gemm_efficiency",
+                                       "attention_efficiency", "comm_sm_fraction", "hbm_bytes",
                                        "hbm_bw_bytes_per_s", "source", NULL};
 static const char *const nvlink_keys[] = {"bw_bytes_per_s", "latency_s", "nvswitch", "source",
                                           NULL};
@@ -103,6 +104,19 @@ static int read_source(const cJSON *sec, JsonAt at, Err *err)
     return jsonfile_get_string(sec, "source", at, source, sizeof source, err) < 0 ? -1 : 0;
 }
 
+/* Optional: without it attention runs at the GEMM efficiency (reports say so). */
+static int read_attention_efficiency(const cJSON *g, JsonAt at, Platform *p, Err *err)
+{
+    int rc = jsonfile_get_double(g, "attention_efficiency", at, 0.01, 1.0,
+                                 &p->gpu.attention_efficiency, err);
+    if (rc < 0)
+        return -1;
+    p->gpu.has_attention_efficiency = rc == 1;
+    if (rc == 0)
+        p->gpu.attention_efficiency = p->gpu.gemm_efficiency;
+    return 0;
+}
+
 static int read_gpu(const cJSON *root, JsonAt at, Platform *p, Err *err)
 {
     const cJSON *g = section(root, "gpu", at, true, gpu_keys, err);
@@ -116,6 +130,9 @@ static int read_gpu(const cJSON *root, JsonAt at, Platform *p, Err *err)
         jsonfile_get_double(g, "bf16_flops_per_s", s, 0.0, MAX_RATE, &p->gpu.bf16_flops_per_s,
                             err) < 0 ||
         need_double(g, "gemm_efficiency", s, 0.01, 1.0, &p->gpu.gemm_efficiency, err) ||
+        read_attention_efficiency(g, s, p, err) ||
+        jsonfile_get_double(g, "comm_sm_fraction", s, 0.0, 0.9, &p->gpu.comm_sm_fraction,
+                            err) < 0 ||
         need_u64(g, "hbm_bytes", s, 1u << 20, UINT64_MAX / 4, &p->gpu.hbm_bytes, err) ||
         need_double(g, "hbm_bw_bytes_per_s", s, 1e6, MAX_RATE, &p->gpu.hbm_bw_bytes_per_s,
                     err) ||

@@ -37,6 +37,11 @@ typedef struct Platform {
         double fp16_flops_per_s;  /* dense tensor-core peak */
         double bf16_flops_per_s;  /* dense tensor-core peak; 0 when unsupported (V100) */
         double gemm_efficiency;   /* achieved / peak for large GEMMs, before calibration */
+        double attention_efficiency; /* achieved / peak for attention kernels (FlashAttention);
+                                        gemm_efficiency when the file gives none */
+        bool has_attention_efficiency;
+        double comm_sm_fraction;  /* share of the GPU's compute that running NCCL kernels take
+                                     from concurrent kernels; 0 when the file gives none */
         uint64_t hbm_bytes;
         double hbm_bw_bytes_per_s;
     } gpu;

@@ -35,14 +35,16 @@ void activations_bytes(const ModelConfig *cfg, const RunSetup *setup, Activation
 
     out->attn_scores = setup->is_flash_attention ? 0 : scores;
     out->layer_full = linear_part + core;
-    out->layer_stored = setup->recompute == RECOMPUTE_NONE ? out->layer_full
-                        : setup->is_flash_attention        ? out->layer_full
-                                                           : linear_part;
+    /* What a layer that is not checkpointed keeps: selective recomputation drops the scores. */
+    out->layer_stored = setup->recompute == RECOMPUTE_SELECTIVE && !setup->is_flash_attention
+                            ? linear_part
+                            : out->layer_full;
     out->output_layer = tokens * (2 * e * h + 4 * cfg->vocab);
-    out->checkpoints = setup->recompute == RECOMPUTE_FULL ? cfg->n_layers * tokens * e * h : 0;
+    out->checkpoint_per_layer = tokens * e * h;
+    const uint64_t n_ck = setup_n_checkpointed(setup, cfg->n_layers);
+    out->checkpoints = n_ck * out->checkpoint_per_layer;
 
-    if (setup->recompute == RECOMPUTE_FULL)
-        out->peak = out->checkpoints + out->layer_full + out->output_layer;
-    else
-        out->peak = cfg->n_layers * out->layer_stored + out->output_layer;
+    /* At the end of forward; a checkpointed layer's backward rebuilds its working set. */
+    out->peak = out->checkpoints + (cfg->n_layers - n_ck) * out->layer_stored +
+                (n_ck > 0 ? out->layer_full : 0) + out->output_layer;
 }

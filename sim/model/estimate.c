@@ -35,6 +35,7 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
     setup->global_batch = batch.global_batch;
     setup->n_gpus = n_gpus;
     setup->recompute = opts->recompute;
+    setup->checkpoint_every = opts->checkpoint_every ? opts->checkpoint_every : 1;
     setup->is_flash_attention = opts->is_flash_attention;
     setup->act_bytes = ds_config_param_bytes(train);
 

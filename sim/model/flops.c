@@ -24,18 +24,17 @@ void flops_step(const ModelConfig *cfg, const ModelParams *params, const RunSetu
     out->layer_fwd_per_token = 2.0 * (double)params->gemm_per_layer + out->attn_core_per_token;
     out->logits_fwd_per_token = 2.0 * (double)cfg->hidden * (double)cfg->vocab;
 
-    /* Forward once, backward twice the forward; recomputation re-runs forward work. */
-    double layer_passes = 3.0;
-    double recompute_per_token = 0.0;
-    if (setup->recompute == RECOMPUTE_FULL)
-        layer_passes = 4.0;
-    else if (setup->recompute == RECOMPUTE_SELECTIVE)
+    /* Forward once, backward twice the forward; recomputation re-runs forward work: the whole
+     * layer for checkpointed layers, the attention core under selective recomputation. */
+    const double n_ck = (double)setup_n_checkpointed(setup, cfg->n_layers);
+    double recompute_per_token = n_ck * out->layer_fwd_per_token;
+    if (setup->recompute == RECOMPUTE_SELECTIVE)
         recompute_per_token = L * out->attn_core_per_token;
-    out->hardware = tokens * (L * out->layer_fwd_per_token * layer_passes + recompute_per_token +
+    out->hardware = tokens * (L * out->layer_fwd_per_token * 3.0 + recompute_per_token +
                               3.0 * out->logits_fwd_per_token);
     /* PaLM (Chowdhery et al. 2022) appendix B: 6 N + 12 L (a d) s per token. */
     out->model = tokens * (6.0 * (double)params->total + 12.0 * L * q_dim * s);
     out->megatron = flops_megatron_formula((double)setup->global_batch, s, L,
                                            (double)cfg->hidden, (double)cfg->vocab,
-                                           setup->recompute == RECOMPUTE_FULL);
+                                           n_ck == L);
 }

@@ -24,7 +24,7 @@ typedef struct StepFlops {
     double hardware;             /* per step, all GPUs, with recomputation */
     double model;                /* per step, all GPUs, 6 N tokens + attention, no recompute */
     double megatron;             /* per step, all GPUs, Megatron formula; the 96 form when
-                                  * recompute is full, else the 72 form */
+                                  * every layer is recomputed, else the 72 form */
 } StepFlops;
 
 /* Work of one optimizer step of setup->global_batch sequences of setup->seq_len tokens. */

@@ -9,12 +9,14 @@
 #define ZEROSIM_MODEL_SETUP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef enum Recompute {
     RECOMPUTE_NONE,      /* every activation kept for backward */
     RECOMPUTE_SELECTIVE, /* attention core recomputed (Korthikanti et al. 2022, sec. 5) */
-    RECOMPUTE_FULL,      /* only each layer's input kept; the layer is re-run in backward */
+    RECOMPUTE_FULL,      /* checkpointed layers keep only their input and are re-run in
+                            backward: every layer, or every N-th (checkpoint_every) */
 } Recompute;
 
 typedef struct RunSetup {
@@ -24,14 +26,22 @@ typedef struct RunSetup {
     uint64_t global_batch; /* sequences per step over all GPUs */
     uint64_t n_gpus;       /* data-parallel size */
     Recompute recompute;
+    uint32_t checkpoint_every; /* RECOMPUTE_FULL: layers 0, N, 2N, ... are checkpointed */
     bool is_flash_attention;
     unsigned act_bytes;    /* bytes per activation element: 2 (fp16/bf16) or 4 (fp32) */
 } RunSetup;
 
-/* "none", "selective", "full". */
-const char *setup_recompute_name(Recompute r);
+/* "none", "selective", "full" or "every:N" into buf; returns buf. */
+const char *setup_recompute_name(Recompute r, uint32_t every, char *buf, size_t buf_size);
 
-/* Parses a recompute name; returns -1 when unknown. */
-int setup_recompute_parse(const char *name, Recompute *out);
+/* Parses "none", "selective", "full" (every layer) or "every:N" (full recomputation of every
+ * N-th layer, as FSDP codebases' per-layer checkpointing does); -1 when malformed. */
+int setup_recompute_parse(const char *name, Recompute *out, uint32_t *out_every);
+
+/* Whether layer u is checkpointed (keeps only its input, re-run before its backward). */
+bool setup_is_checkpointed(const RunSetup *s, uint64_t layer);
+
+/* How many of n_layers layers are checkpointed. */
+uint64_t setup_n_checkpointed(const RunSetup *s, uint64_t n_layers);
 
 #endif

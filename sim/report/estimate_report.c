@@ -32,6 +32,7 @@ void estimate_report_text(FILE *out, const EstimateReport *r)
     const ZeroMemory *mem = &e->mem;
     const RunSetup *s = &e->setup;
 
+    char rec[32];
     fprintf(out, "zerosim estimate: %s with %s on %s\n\n", m->name, stage_name(t), p->name);
     fprintf(out, "model        %.3f B parameters: %llu layers, hidden %llu, %llu heads (%llu kv), "
             "ffn %llu, vocab %llu\n", (double)e->params.total / 1e9,
@@ -47,7 +48,8 @@ void estimate_report_text(FILE *out, const EstimateReport *r)
             stage_name(t), ds_config_precision_name(t->precision), t->optimizer,
             (unsigned long long)s->global_batch, (unsigned long long)s->micro_batch,
             (unsigned long long)s->grad_accum, (unsigned long long)s->n_gpus,
-            (unsigned long long)s->seq_len, setup_recompute_name(s->recompute),
+            (unsigned long long)s->seq_len,
+            setup_recompute_name(s->recompute, s->checkpoint_every, rec, sizeof rec),
             s->is_flash_attention ? "on" : "off");
     if (t->zero.offload_optimizer.device != OFFLOAD_NONE ||
         t->zero.offload_param.device != OFFLOAD_NONE)
@@ -159,7 +161,10 @@ void estimate_report_json_inputs(JsonWriter *w, const EstimateReport *r)
     json_kv_u64(w, "micro_batch", e->setup.micro_batch);
     json_kv_u64(w, "grad_accum", e->setup.grad_accum);
     json_kv_u64(w, "seq_len", e->setup.seq_len);
-    json_kv_string(w, "activation_checkpointing", setup_recompute_name(e->setup.recompute));
+    char rec[32];
+    json_kv_string(w, "activation_checkpointing",
+                   setup_recompute_name(e->setup.recompute, e->setup.checkpoint_every, rec,
+                                        sizeof rec));
     json_kv_bool(w, "flash_attention", e->setup.is_flash_attention);
     json_key(w, "defaults_applied");
     json_begin_array(w);

@@ -45,6 +45,7 @@ void run_report_text(FILE *out, const RunReport *r)
     const Breakdown *b = &r->breakdown;
     RunMetrics m;
     run_report_metrics(r, &m);
+    char rec[32];
 
     fprintf(out, "zerosim run: %s with ZeRO-%d on %s, %llu GPUs (%llu node%s x %llu)\n",
             in->model->name, in->train->zero.stage, p->name,
@@ -55,7 +56,7 @@ void run_report_text(FILE *out, const RunReport *r)
             r->n_steps, r->n_steps == 1 ? "" : "s", (unsigned long long)e->setup.global_batch,
             (unsigned long long)e->setup.micro_batch, (unsigned long long)e->setup.grad_accum,
             (unsigned long long)e->setup.n_gpus, (unsigned long long)e->setup.seq_len,
-            setup_recompute_name(e->setup.recompute),
+            setup_recompute_name(e->setup.recompute, e->setup.checkpoint_every, rec, sizeof rec),
             ds_config_precision_name(in->train->precision));
 
     fprintf(out, "step time        %.4f s   (compute-bound lower bound %.4f s)\n", m.step_s,

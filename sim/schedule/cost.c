@@ -21,14 +21,18 @@ void cost_step(const ModelConfig *cfg, const ModelParams *params, const RunSetup
     activations_bytes(cfg, setup, &act);
     const double bytes_to_flops = rate / p->gpu.hbm_bw_bytes_per_s;
 
-    const double gemm_attn = f.layer_fwd_per_token * tokens;
+    /* Attention kernels run at their own efficiency: in engine FLOPs (at the GEMM rate) they
+     * count gemm_efficiency / attention_efficiency times their real FLOPs. */
+    const double attn_scale = p->gpu.gemm_efficiency / p->gpu.attention_efficiency;
+    const double attn = f.attn_core_per_token * tokens * attn_scale;
+    const double gemm_attn = (f.layer_fwd_per_token - f.attn_core_per_token) * tokens + attn;
     const double traffic = 2.0 * (double)act.layer_full * bytes_to_flops;
     out->gpu_flops_per_s = rate;
     out->layer_fwd = gemm_attn + traffic;
     out->layer_bwd = 2.0 * gemm_attn + 2.0 * traffic;
     out->layer_recompute = setup->recompute == RECOMPUTE_FULL ? out->layer_fwd
                            : setup->recompute == RECOMPUTE_SELECTIVE
-                               ? f.attn_core_per_token * tokens
+                               ? attn
                                : 0.0;
     out->head_fwd = f.logits_fwd_per_token * tokens +
                     (double)act.output_layer * bytes_to_flops;

@@ -2,7 +2,9 @@
  * cost.h - how long each piece of a training step takes on one GPU, as work for the engine.
  *
  * The engine runs a GPU op of `amount` FLOPs at the GPU's achievable rate (dense peak x
- * gemm_efficiency). GEMMs and attention are counted in FLOPs (flops.h's accounting);
+ * gemm_efficiency). GEMMs are counted in FLOPs (flops.h's accounting); attention kernels in
+ * FLOPs scaled by gemm_efficiency / attention_efficiency, since FlashAttention runs further
+ * from peak than cuBLAS GEMMs (50-73% on A100 by FlashAttention-2's paper, ~35% on H100);
  * element-wise and normalisation kernels are bound by HBM bandwidth, so their bytes are
  * converted into the FLOPs that would take the same time at the achievable rate. The GPU
  * optimizer step is memory-bound too: fused Adam reads and writes ~28 bytes per parameter of

@@ -30,6 +30,7 @@ typedef struct Builder {
     const ModelConfig *model;
     const TrainConfig *train;
     const ScheduleOptions *opts;
+    const RunSetup *setup;
     const ZeroConfig *z;
     uint32_t n_ranks;
     GroupSet world;          /* all ranks */
@@ -173,10 +174,13 @@ static void add_gradients(Builder *b, double elems, bool is_overlapped)
 
 /* ---- ZeRO-3 parameter gathering ---- */
 
-/* Gathers unit u's parameters before their use by compute op #k of the micro-batch. The
- * prefetched part (up to stage3_prefetch_bucket_size elements) may start once op k-2 is
- * done, so it overlaps op k-1; the rest is fetched on demand once op k-1 is done. Each part
- * lives in a MEM_BUFFERS allocation freed after use. */
+/* Gathers unit u's parameters before their use by compute op #k of the micro-batch.
+ * DeepSpeed prefetches parameter by parameter in the order it recorded, at least the next
+ * module and up to stage3_prefetch_bucket_size elements ahead, so a layer's modules arrive
+ * while the modules before them compute: at layer granularity the whole unit is prefetched,
+ * starting once op k-2 is done (overlapping op k-1). Without prefetching (a zero bucket, the
+ * textbook variant, or two units over stage3_max_live_parameters) it is fetched on demand
+ * once op k-1 is done. The gathered unit lives in a MEM_BUFFERS allocation freed after use. */
 static void gather_unit(Builder *b, uint32_t u, const OpId *before_prev, const OpId *prev,
                         uint32_t *out_buffers, uint32_t *out_n_buffers, OpId *out_ready,
                         const char *what)
@@ -185,10 +189,10 @@ static void gather_unit(Builder *b, uint32_t u, const OpId *before_prev, const O
     snprintf(label, sizeof label, "%s L%u", what, u);
     uint32_t lab = graph_label(b->g, label);
     double total = b->unit_gathered[u];
-    double prefetch = b->is_textbook ? 0.0
-                                     : (double)b->z->prefetch_bucket_size * b->mem.param_bytes;
-    double parts[2] = {total < prefetch ? total : prefetch, 0};
-    parts[1] = total - parts[0];
+    double two_units = 2.0 * total / b->mem.param_bytes;
+    bool prefetches = !b->is_textbook && b->z->prefetch_bucket_size > 0 &&
+                      two_units <= (double)b->z->max_live_parameters;
+    double parts[2] = {prefetches ? total : 0.0, prefetches ? 0.0 : total};
     const OpId *after[2] = {before_prev, prev};
     *out_n_buffers = 0;
     for (uint32_t r = 0; r < b->n_ranks; r++)
@@ -270,8 +274,8 @@ static void micro_batch(Builder *b, bool is_boundary)
             double amount = b->cost.layer_fwd + (u == L - 1 ? b->cost.head_fwd : 0.0);
             compute_all(b, amount, label);
             if (keep_acts) {
-                double bytes = (double)(b->act.checkpoints > 0
-                                            ? b->act.checkpoints / L
+                double bytes = (double)(setup_is_checkpointed(b->setup, u)
+                                            ? b->act.checkpoint_per_layer
                                             : b->act.layer_stored) +
                                (u == L - 1 ? (double)b->act.output_layer : 0.0);
                 for (uint32_t r = 0; r < n; r++)
@@ -280,14 +284,18 @@ static void micro_batch(Builder *b, bool is_boundary)
             }
         } else {
             uint32_t *work = NULL;
-            if (keep_acts && b->act.checkpoints > 0) {
+            const bool is_checkpointed = setup_is_checkpointed(b->setup, u);
+            if (keep_acts && is_checkpointed) {
                 /* full recomputation rebuilds this layer's activations first */
                 work = xmalloc(n * sizeof *work);
                 for (uint32_t r = 0; r < n; r++)
                     graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, MEM_ACTIVATIONS,
                                 (double)b->act.layer_full, &work[r]);
             }
-            double amount = b->cost.layer_recompute + b->cost.layer_bwd +
+            double recompute = b->setup->recompute == RECOMPUTE_FULL && !is_checkpointed
+                                   ? 0.0
+                                   : b->cost.layer_recompute;
+            double amount = recompute + b->cost.layer_bwd +
                             (u == L - 1 ? b->cost.head_bwd : 0.0);
             compute_all(b, amount, label);
             for (uint32_t r = 0; r < n && keep_acts; r++) {
@@ -485,6 +493,7 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
     b.model = model;
     b.train = train;
     b.opts = opts;
+    b.setup = setup;
     b.z = &train->zero;
     b.n_ranks = n;
     b.is_textbook = opts->variant == SCHEDULE_TEXTBOOK;
