@@ -77,7 +77,7 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
     out->gpu_peak = m->gpu_model_states + m->gpu_buffers + out->gpu_activations;
     out->cpu_peak = gpn * (m->cpu_params + m->cpu_grads + m->cpu_optimizer + m->cpu_buffers +
                            cpu_act);
-    out->nvme_peak = gpn * (m->nvme_params + m->nvme_optimizer);
+    out->nvme_peak = gpn * (m->nvme_params + m->nvme_grads + m->nvme_optimizer);
     out->gpu_capacity = platform->gpu.hbm_bytes;
     out->cpu_capacity = platform->cpu.dram_bytes;
     out->nvme_capacity = platform->nvme.n_drives * platform->nvme.capacity_bytes_per_drive;

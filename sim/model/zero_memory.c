@@ -85,7 +85,11 @@ void zero_memory(const TrainConfig *cfg, const ModelParams *params, uint64_t n_l
         if (oo->device == OFFLOAD_CPU) {
             out->cpu_optimizer = k * offloaded;
         } else {
+            /* ZeRO-Infinity swaps the fp32 gradients out with the states (DeepSpeed's
+             * PartitionedOptimizerSwapper.swap_out_gradients). */
             out->nvme_optimizer = k * offloaded;
+            out->nvme_grads = out->cpu_grads;
+            out->cpu_grads = 0;
             /* Pinned swap buffers (DeepSpeed's OptimizerSwapper): buffer_count fp32 tensors,
              * each the size of the largest sub-group. */
             uint64_t sub_group = min_u64(z->sub_group_size, part);

@@ -9,7 +9,7 @@
  * same split. ZeRO-3 keeps parameters under the persistence threshold gathered on every GPU;
  * that full copy sits beside the partition and is counted with the buffers. Offload moves
  * the optimizer partition (and the fp32 gradient partition DeepSpeed keeps beside it) to CPU
- * or NVMe, and ZeRO-3 parameters to CPU or NVMe. Communication and gather buffers are counted
+ * or NVMe (there swapped out with the states), and ZeRO-3 parameters to CPU or NVMe. Communication and gather buffers are counted
  * separately, from DeepSpeed's bucket settings.
  */
 #ifndef ZEROSIM_MODEL_ZERO_MEMORY_H
@@ -39,6 +39,7 @@ typedef struct ZeroMemory {
     uint64_t cpu_optimizer;
     uint64_t cpu_buffers;          /* pinned staging for NVMe swaps */
     uint64_t nvme_params;
+    uint64_t nvme_grads;           /* fp32 gradient partition, swapped out with the states */
     uint64_t nvme_optimizer;
 } ZeroMemory;
 

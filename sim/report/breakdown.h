@@ -1,12 +1,13 @@
 /*
  * breakdown.h - where a rank's step time went, from a finished simulation.
  *
- * Walks one rank's compute stream: time in compute kernels, in the optimizer step, and the
- * gaps between kernels. Each gap is charged to what the next kernel was waiting for (the
- * dependency that finished last): a collective of some kind (exposed communication), a copy,
- * an NVMe transfer, or nothing (idle). The tail after the last kernel is charged to the last
- * op the rank finished. Communication hidden behind compute costs nothing here, which is the
- * point: only exposed time lengthens the step.
+ * Walks one rank's compute stream: time in GPU kernels, in the GPU optimizer step, and the
+ * gaps between kernels. A gap is charged along the critical path that ends at the next
+ * kernel: the dependency that finished last is charged for the part of the gap it was
+ * running, the dependency that held it up for the part before, and so on, so a kernel waiting
+ * on parameters that waited on the CPU optimizer that waited on gradient copies charges each
+ * of them for its own share. What nothing explains is idle. Communication hidden behind
+ * compute costs nothing here, which is the point: only exposed time lengthens the step.
  */
 #ifndef ZEROSIM_REPORT_BREAKDOWN_H
 #define ZEROSIM_REPORT_BREAKDOWN_H
@@ -17,12 +18,15 @@
 typedef struct Breakdown {
     double total_s;                       /* the run's makespan */
     double compute_s;                     /* forward, backward and recompute kernels */
-    double optimizer_s;                   /* optimizer kernels (labelled "optimizer step") */
+    double optimizer_s;                   /* GPU optimizer kernels ("optimizer step") */
     double exposed_coll_s[COLL_N_KINDS];  /* waits on collectives, by kind */
     double exposed_comm_s;                /* their sum */
-    double exposed_copy_s;                /* waits on H2D/D2H copies */
-    double exposed_nvme_s;                /* waits on NVMe */
-    double idle_s;                        /* waits on nothing we model (or start-up) */
+    double exposed_h2d_s;                 /* waits on host-to-GPU copies */
+    double exposed_d2h_s;                 /* waits on GPU-to-host copies */
+    double exposed_nvme_read_s;
+    double exposed_nvme_write_s;
+    double exposed_cpu_s;                 /* waits on the host optimizer (CPU Adam) */
+    double idle_s;                        /* waits on nothing modelled (or start-up) */
 } Breakdown;
 
 /* The breakdown of rank `rank`. */

@@ -72,8 +72,11 @@ void run_report_text(FILE *out, const RunReport *r)
                                           "exposed reduce-scatter", "exposed broadcast"};
     for (int c = 0; c < COLL_N_KINDS; c++)
         line(out, exposed[c], b->exposed_coll_s[c] / k, total);
-    line(out, "exposed PCIe copies", b->exposed_copy_s / k, total);
-    line(out, "exposed NVMe", b->exposed_nvme_s / k, total);
+    line(out, "exposed PCIe host-to-GPU", b->exposed_h2d_s / k, total);
+    line(out, "exposed PCIe GPU-to-host", b->exposed_d2h_s / k, total);
+    line(out, "exposed NVMe read", b->exposed_nvme_read_s / k, total);
+    line(out, "exposed NVMe write", b->exposed_nvme_write_s / k, total);
+    line(out, "exposed CPU optimizer", b->exposed_cpu_s / k, total);
     line(out, "idle", b->idle_s / k, total);
 
     fprintf(out, "\n%-36s %10s\n", "memory per GPU (simulated peak)", "GiB");
@@ -213,8 +216,11 @@ void run_report_json(FILE *out, const RunReport *r)
     for (int c = 0; c < COLL_N_KINDS; c++)
         json_kv_double(&w, graph_collective_name((CollectiveKind)c), b->exposed_coll_s[c] / k);
     json_end_object(&w);
-    json_kv_double(&w, "exposed_copy_s", b->exposed_copy_s / k);
-    json_kv_double(&w, "exposed_nvme_s", b->exposed_nvme_s / k);
+    json_kv_double(&w, "exposed_h2d_s", b->exposed_h2d_s / k);
+    json_kv_double(&w, "exposed_d2h_s", b->exposed_d2h_s / k);
+    json_kv_double(&w, "exposed_nvme_read_s", b->exposed_nvme_read_s / k);
+    json_kv_double(&w, "exposed_nvme_write_s", b->exposed_nvme_write_s / k);
+    json_kv_double(&w, "exposed_cpu_optimizer_s", b->exposed_cpu_s / k);
     json_kv_double(&w, "idle_s", b->idle_s / k);
     json_kv_double(&w, "compute_bound_step_s", e->compute_bound_step_s);
     json_end_object(&w);

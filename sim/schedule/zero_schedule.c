@@ -1,63 +1,21 @@
 /*
  * zero_schedule.c - event graphs of DDP and ZeRO-1/2/3 steps (see zero_schedule.h).
  *
- * Ranks are symmetric, so the builder walks the step once and emits each op for every rank:
- * per-rank state is kept in arrays indexed by rank (the last compute op, the reduce buckets
- * in flight, what the next op must wait for). Collectives span all ranks (one data-parallel
- * group), so one graph_collective() call gives every rank its op.
+ * Ranks are symmetric, so the builder (builder.h) walks the step once and emits each op for
+ * every rank: per-rank state is kept in arrays indexed by rank (the last compute op, the
+ * reduce buckets in flight, what the next op must wait for). Collectives run over group sets
+ * (the world, shard groups, replica groups), one instance per group.
  */
 #include "zero_schedule.h"
 
-#include "cost.h"
+#include "builder.h"
 
 #include "../common/xalloc.h"
-#include "../model/activations.h"
-#include "../model/params.h"
-#include "../model/zero_memory.h"
 
 #include <stdio.h>
 #include <string.h>
 
-/* Groups that together hold every rank once: a collective "over the set" is one instance per
- * group, run concurrently. */
-typedef struct GroupSet {
-    uint32_t *groups;
-    uint32_t n_groups;
-} GroupSet;
-
-typedef struct Builder {
-    Graph *g;
-    const ModelConfig *model;
-    const TrainConfig *train;
-    const ScheduleOptions *opts;
-    const RunSetup *setup;
-    const ZeroConfig *z;
-    uint32_t n_ranks;
-    GroupSet world;          /* all ranks */
-    GroupSet shards;         /* where stage 3 gathers and reduce-scatters: all ranks, or nodes */
-    GroupSet replicas;       /* across shard groups (HYBRID_SHARD / MiCS); n_groups 0 if none */
-    uint32_t n_shard;        /* ranks per shard group */
-    bool is_textbook;
-    ModelParams params;
-    ZeroMemory mem;
-    ActivationBytes act;
-    StepCost cost;
-    double *unit_params;     /* per layer unit: its parameters (first/last carry embeddings) */
-    double *unit_gathered;   /* per unit: 16-bit bytes ZeRO-3 gathers (persistent excluded) */
-    OpId *ops;               /* one op per rank from the last collective_set() */
-    OpId *scratch;           /* graph_collective's output, in group order */
-    OpId *last_compute;      /* per rank: last op on the compute stream, or GRAPH_NO_OP */
-    OpId *wait_gather;       /* per rank: the next compute op waits for this gather */
-    OpId *wait_bucket;       /* per rank: ... and for this gradient bucket */
-    OpId *last_reduce;       /* per rank: last op on the reduce stream */
-    OpId *last_gather;       /* per rank: last op on the gather stream */
-    OpId *bucket_prev;       /* per rank: the bucket before the last one (two buffers) */
-    OpId *bucket_last;
-    double bucket_elems;     /* gradients waiting in the current bucket */
-    uint32_t label_fwd_base, label_bwd_base; /* labels "fwd L<i>" and "bwd L<i>" */
-} Builder;
-
-static void depend(Builder *b, OpId before, OpId after)
+void builder_depend(Builder *b, OpId before, OpId after)
 {
     if (before != GRAPH_NO_OP)
         graph_depend(b->g, before, after);
@@ -68,9 +26,10 @@ static void compute_all(Builder *b, double amount, uint32_t label)
 {
     for (uint32_t r = 0; r < b->n_ranks; r++) {
         OpId id = graph_compute(b->g, r, STREAM_COMPUTE, DEVICE_GPU, amount, label);
-        depend(b, b->wait_gather[r], id);
-        depend(b, b->wait_bucket[r], id);
-        b->wait_gather[r] = b->wait_bucket[r] = GRAPH_NO_OP;
+        builder_depend(b, b->wait_gather[r], id);
+        builder_depend(b, b->wait_bucket[r], id);
+        builder_depend(b, b->wait_copy[r], id);
+        b->wait_gather[r] = b->wait_bucket[r] = b->wait_copy[r] = GRAPH_NO_OP;
         b->last_compute[r] = id;
     }
 }
@@ -103,13 +62,13 @@ static void collective_all(Builder *b, const GroupSet *set, CollectiveKind kind,
         for (uint32_t r = 0; r < b->n_ranks; r++) {
             OpId a = graph_alloc(b->g, r, stream, MEM_GPU, category, buffer_bytes, &buffers[r]);
             if (after)
-                depend(b, after[r], a);
+                builder_depend(b, after[r], a);
         }
     }
     collective_set(b, set, kind, stream, bytes, label);
     for (uint32_t r = 0; r < b->n_ranks; r++) {
         if (after && !buffers)
-            depend(b, after[r], b->ops[r]);
+            builder_depend(b, after[r], b->ops[r]);
         OpId *last = stream == STREAM_GATHER ? &b->last_gather[r] : &b->last_reduce[r];
         *last = b->ops[r];
     }
@@ -142,16 +101,26 @@ static void flush_bucket(Builder *b, bool is_overlapped)
 {
     if (b->bucket_elems <= 0)
         return;
-    double bytes = b->bucket_elems * b->mem.grad_bytes;
+    const double elems = b->bucket_elems;
+    double bytes = elems * b->mem.grad_bytes;
     b->bucket_elems = 0;
-    if (b->n_ranks == 1)
+    if (b->n_ranks == 1) {
+        if (offload_has_optimizer(b))
+            offload_gradients(b, elems, b->last_compute);
         return;
+    }
     const GroupSet *set = b->z->stage == 3 ? &b->shards : &b->world;
+    /* A layer's gradients go out module by module: the bucket buffer holds reduce_bucket_size
+     * elements, or the largest module when that is bigger. */
+    double largest = (double)b->params.largest_module, limit = (double)b->z->reduce_bucket_size;
+    double buffer = (limit > largest ? limit : largest) * b->mem.grad_bytes;
     collective_all(b, set, bucket_kind(b), STREAM_REDUCE, bytes, b->last_compute, MEM_BUFFERS,
-                   bytes, graph_label(b->g, "grad bucket"));
+                   bytes < buffer ? bytes : buffer, graph_label(b->g, "grad bucket"));
     if (b->z->stage == 3 && b->replicas.n_groups > 0) /* the shard, across the replicas */
         collective_all(b, &b->replicas, COLL_ALL_REDUCE, STREAM_REDUCE, bytes / b->n_shard,
                        NULL, MEM_BUFFERS, 0, graph_label(b->g, "grad replicas"));
+    if (offload_has_optimizer(b))
+        offload_gradients(b, elems, b->ops);
     for (uint32_t r = 0; r < b->n_ranks; r++) {
         b->bucket_prev[r] = b->bucket_last[r];
         b->bucket_last[r] = b->ops[r];
@@ -174,13 +143,21 @@ static void add_gradients(Builder *b, double elems, bool is_overlapped)
 
 /* ---- ZeRO-3 parameter gathering ---- */
 
-/* Gathers unit u's parameters before their use by compute op #k of the micro-batch.
- * DeepSpeed prefetches parameter by parameter in the order it recorded, at least the next
- * module and up to stage3_prefetch_bucket_size elements ahead, so a layer's modules arrive
- * while the modules before them compute: at layer granularity the whole unit is prefetched,
- * starting once op k-2 is done (overlapping op k-1). Without prefetching (a zero bucket, the
- * textbook variant, or two units over stage3_max_live_parameters) it is fetched on demand
- * once op k-1 is done. The gathered unit lives in a MEM_BUFFERS allocation freed after use. */
+/* GPU memory a gathered part holds. DeepSpeed gathers module by module and keeps at most
+ * stage3_max_live_parameters elements available, so a layer-sized part holds at most half of
+ * that while the next one is in flight; FSDP holds whole units. */
+static double live_bytes(const Builder *b, double part_bytes)
+{
+    if (b->opts->fsdp != FSDP_NONE)
+        return part_bytes;
+    double cap = (double)b->z->max_live_parameters * b->mem.param_bytes / 2.0;
+    return part_bytes < cap ? part_bytes : cap;
+}
+
+/* Gathers unit u's parameters before their use by compute op #k of the micro-batch. The
+ * prefetched share (prefetch_fraction) may start once op k-2 is done, overlapping op k-1; the
+ * rest is fetched on demand once op k-1 is done. Each part lives in a MEM_BUFFERS allocation
+ * freed after use. */
 static void gather_unit(Builder *b, uint32_t u, const OpId *before_prev, const OpId *prev,
                         uint32_t *out_buffers, uint32_t *out_n_buffers, OpId *out_ready,
                         const char *what)
@@ -189,25 +166,34 @@ static void gather_unit(Builder *b, uint32_t u, const OpId *before_prev, const O
     snprintf(label, sizeof label, "%s L%u", what, u);
     uint32_t lab = graph_label(b->g, label);
     double total = b->unit_gathered[u];
-    double two_units = 2.0 * total / b->mem.param_bytes;
-    bool prefetches = !b->is_textbook && b->z->prefetch_bucket_size > 0 &&
-                      two_units <= (double)b->z->max_live_parameters;
-    double parts[2] = {prefetches ? total : 0.0, prefetches ? 0.0 : total};
+    double parts[2] = {total * b->prefetch_fraction, total * (1.0 - b->prefetch_fraction)};
     const OpId *after[2] = {before_prev, prev};
     *out_n_buffers = 0;
     for (uint32_t r = 0; r < b->n_ranks; r++)
         out_ready[r] = GRAPH_NO_OP;
+    const bool offloaded = b->z->offload_param.device != OFFLOAD_NONE;
+    OpId *fetched = offloaded ? xmalloc(b->n_ranks * sizeof *fetched) : NULL;
     for (int k = 0; k < 2; k++) {
         if (parts[k] <= 0)
             continue;
+        if (offloaded) {
+            /* this rank's shard of the part comes from the host (or NVMe) first */
+            offload_fetch_shard(b, parts[k] / b->n_shard, after[k], fetched);
+            after[k] = fetched;
+            if (b->n_shard == 1) {
+                for (uint32_t r = 0; r < b->n_ranks; r++)
+                    out_ready[r] = fetched[r];
+                continue;
+            }
+        }
         if (b->n_shard == 1)
             continue;
         uint32_t *bufs = out_buffers + (size_t)(*out_n_buffers) * b->n_ranks;
         for (uint32_t r = 0; r < b->n_ranks; r++) {
-            OpId a = graph_alloc(b->g, r, STREAM_GATHER, MEM_GPU, MEM_BUFFERS, parts[k],
+            OpId a = graph_alloc(b->g, r, STREAM_GATHER, MEM_GPU, MEM_BUFFERS, live_bytes(b, parts[k]),
                                  &bufs[r]);
             if (after[k])
-                depend(b, after[k][r], a);
+                builder_depend(b, after[k][r], a);
         }
         collective_set(b, &b->shards, COLL_ALL_GATHER, STREAM_GATHER, parts[k], lab);
         for (uint32_t r = 0; r < b->n_ranks; r++) {
@@ -216,6 +202,7 @@ static void gather_unit(Builder *b, uint32_t u, const OpId *before_prev, const O
         }
         (*out_n_buffers)++;
     }
+    free(fetched);
 }
 
 static void release_gathered(Builder *b, const uint32_t *buffers, uint32_t n_buffers)
@@ -254,6 +241,11 @@ static void micro_batch(Builder *b, bool is_boundary)
     for (uint32_t r = 0; r < n; r++)
         hist[0][r] = hist[1][r] = b->last_compute[r];
     const bool keep_acts = b->opts->has_activations;
+    const bool to_host = b->train->cpu_checkpointing && b->setup->recompute == RECOMPUTE_FULL;
+    OpId *ckpt_copy = to_host ? xmalloc((size_t)L * n * sizeof *ckpt_copy) : NULL;
+    uint32_t *head_buf = to_host ? xmalloc(n * sizeof *head_buf) : NULL;
+    const uint32_t ckpt_out_label = graph_label(b->g, "checkpoint to host");
+    const uint32_t ckpt_in_label = graph_label(b->g, "checkpoint to gpu");
 
     for (uint32_t k = 0; k < 2 * L; k++) {
         const bool is_fwd = k < L;
@@ -273,7 +265,21 @@ static void micro_batch(Builder *b, bool is_boundary)
         if (is_fwd) {
             double amount = b->cost.layer_fwd + (u == L - 1 ? b->cost.head_fwd : 0.0);
             compute_all(b, amount, label);
-            if (keep_acts) {
+            if (keep_acts && to_host && setup_is_checkpointed(b->setup, u)) {
+                /* DeepSpeed's cpu_checkpointing: the checkpoint goes to host memory */
+                double bytes = (double)b->act.checkpoint_per_layer;
+                for (uint32_t r = 0; r < n; r++) {
+                    OpId a = graph_alloc(b->g, r, STREAM_D2H, MEM_CPU, MEM_ACTIVATIONS, bytes,
+                                         &act_buf[(size_t)u * n + r]);
+                    builder_depend(b, b->last_compute[r], a);
+                    ckpt_copy[(size_t)u * n + r] =
+                        graph_copy(b->g, r, STREAM_D2H, COPY_D2H, bytes, ckpt_out_label);
+                }
+                if (u == L - 1)
+                    for (uint32_t r = 0; r < n; r++)
+                        graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, MEM_ACTIVATIONS,
+                                    (double)b->act.output_layer, &head_buf[r]);
+            } else if (keep_acts) {
                 double bytes = (double)(setup_is_checkpointed(b->setup, u)
                                             ? b->act.checkpoint_per_layer
                                             : b->act.layer_stored) +
@@ -285,6 +291,16 @@ static void micro_batch(Builder *b, bool is_boundary)
         } else {
             uint32_t *work = NULL;
             const bool is_checkpointed = setup_is_checkpointed(b->setup, u);
+            if (keep_acts && to_host && is_checkpointed) {
+                /* ... and comes back before the layer is recomputed, prefetched one op ahead */
+                for (uint32_t r = 0; r < n; r++) {
+                    OpId back = graph_copy(b->g, r, STREAM_H2D, COPY_H2D,
+                                           (double)b->act.checkpoint_per_layer, ckpt_in_label);
+                    builder_depend(b, ckpt_copy[(size_t)u * n + r], back);
+                    builder_depend(b, hist[0][r], back);
+                    b->wait_copy[r] = back;
+                }
+            }
             if (keep_acts && is_checkpointed) {
                 /* full recomputation rebuilds this layer's activations first */
                 work = xmalloc(n * sizeof *work);
@@ -302,6 +318,8 @@ static void micro_batch(Builder *b, bool is_boundary)
                 if (work)
                     graph_free(b->g, r, STREAM_COMPUTE, work[r]);
                 graph_free(b->g, r, STREAM_COMPUTE, act_buf[(size_t)u * n + r]);
+                if (to_host && is_checkpointed && u == L - 1)
+                    graph_free(b->g, r, STREAM_COMPUTE, head_buf[r]);
             }
             free(work);
             if (reduces_now && buckets_during_backward)
@@ -334,6 +352,8 @@ static void micro_batch(Builder *b, bool is_boundary)
         }
     }
     free(act_buf);
+    free(ckpt_copy);
+    free(head_buf);
     free(gathered);
     free(n_gathered);
     free(ready);
@@ -352,7 +372,19 @@ static void boundary(Builder *b)
     double elems = b->z->stage == 0 ? (double)b->params.total : (double)b->mem.partition_elems;
     for (uint32_t r = 0; r < n; r++)
         b->wait_bucket[r] = b->last_reduce[r];
-    compute_all(b, elems * b->cost.optimizer_per_param, graph_label(b->g, "optimizer step"));
+    if (offload_has_optimizer(b)) {
+        /* the host steps the partition; the GPU waits for the parameters it sends back (for
+         * those of the step before, with the delayed parameter update) */
+        offload_optimizer_step(b);
+        for (uint32_t r = 0; r < n; r++)
+            b->wait_gather[r] = b->opts->delayed_param_update ? b->older_update[r]
+                                                              : b->pending_update[r];
+        compute_all(b, 0.0, graph_label(b->g, "parameters updated"));
+    } else {
+        compute_all(b, elems * b->cost.optimizer_per_param, graph_label(b->g, "optimizer step"));
+        if (b->z->offload_param.device != OFFLOAD_NONE)
+            offload_updated_params(b);
+    }
     if ((b->z->stage == 1 || b->z->stage == 2) && n > 1) {
         collective_all(b, &b->world, COLL_ALL_GATHER, STREAM_GATHER,
                        (double)b->params.total * b->mem.param_bytes, b->last_compute,
@@ -389,6 +421,35 @@ static void split_units(Builder *b)
         b->unit_params[u] = own;
         b->unit_gathered[u] = gathered * b->mem.param_bytes;
     }
+}
+
+/* DeepSpeed prefetches parameter by parameter in the order it recorded: while a module
+ * computes, the next one is fetched (at least one, up to stage3_prefetch_bucket_size
+ * elements) if both fit stage3_max_live_parameters; otherwise the next one is fetched on
+ * demand. Walking a layer's modules in order (resident ones aside, the last followed by the
+ * next layer's first) gives the share of a layer that arrives early. FSDP prefetches whole
+ * units; the textbook variant and a zero prefetch bucket fetch everything on demand. */
+static double prefetch_fraction(const Builder *b)
+{
+    if (b->is_textbook || b->z->stage != 3 || b->z->prefetch_bucket_size == 0)
+        return 0.0;
+    if (b->opts->fsdp != FSDP_NONE)
+        return 1.0;
+    const ModelParams *p = &b->params;
+    double sizes[PARAMS_MAX_MODULES], total = 0.0, early = 0.0;
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_layer_modules; i++) {
+        double size = (double)(p->layer[i].weight + p->layer[i].bias);
+        if (p->layer[i].weight > b->z->param_persistence_threshold)
+            sizes[n++] = size;
+    }
+    for (size_t i = 0; i < n; i++) {
+        total += sizes[i];
+        double before = sizes[(i + n - 1) % n]; /* the module computing while this one comes */
+        if (before + sizes[i] <= (double)b->z->max_live_parameters)
+            early += sizes[i];
+    }
+    return total > 0 ? early / total : 0.0;
 }
 
 static void labels(Builder *b)
@@ -464,30 +525,16 @@ static void model_states(Builder *b, uint32_t *bufs, bool is_alloc)
                             &bufs[(size_t)r * 3 + k]);
             } else {
                 OpId f = graph_free(b->g, r, STREAM_COMPUTE, bufs[(size_t)r * 3 + k]);
-                depend(b, b->last_gather[r], f);
-                depend(b, b->last_reduce[r], f);
+                builder_depend(b, b->last_gather[r], f);
+                builder_depend(b, b->last_reduce[r], f);
             }
         }
     }
 }
 
-static int check_supported(const TrainConfig *train, Err *err)
-{
-    const ZeroConfig *z = &train->zero;
-    if (z->offload_optimizer.device != OFFLOAD_NONE || z->offload_param.device != OFFLOAD_NONE)
-        return err_set(err, "%s: zero_optimization.offload_optimizer/offload_param: expected "
-                       "\"none\" for zerosim run (the offload schedules are not simulated yet; "
-                       "zerosim estimate covers their memory), got optimizer \"%s\", params "
-                       "\"%s\"", train->file, ds_config_offload_name(z->offload_optimizer.device),
-                       ds_config_offload_name(z->offload_param.device));
-    return 0;
-}
-
 Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, const Platform *p,
                            const RunSetup *setup, const ScheduleOptions *opts, Err *err)
 {
-    if (check_supported(train, err))
-        return NULL;
     Builder b = {0};
     const uint32_t n = (uint32_t)setup->n_gpus;
     b.model = model;
@@ -510,9 +557,11 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
     activations_bytes(model, setup, &b.act);
     cost_step(model, &b.params, setup, train, p, &b.cost);
     split_units(&b);
+    b.prefetch_fraction = prefetch_fraction(&b);
     labels(&b);
     make_groups(&b, p);
-    OpId **arrays[] = {&b.ops, &b.scratch, &b.last_compute, &b.wait_gather, &b.wait_bucket, &b.last_reduce,
+    OpId **arrays[] = {&b.ops, &b.scratch, &b.wait_copy, &b.last_d2h, &b.pending_update, &b.older_update,
+                       &b.last_compute, &b.wait_gather, &b.wait_bucket, &b.last_reduce,
                        &b.last_gather, &b.bucket_prev, &b.bucket_last};
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
         *arrays[k] = xmalloc(n * sizeof **arrays[k]);
@@ -520,14 +569,18 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
             (*arrays[k])[r] = GRAPH_NO_OP;
     }
     uint32_t *states = xmalloc((size_t)n * 3 * sizeof *states);
+    uint32_t *host_states = xmalloc((size_t)n * 7 * sizeof *host_states);
     model_states(&b, states, true);
+    offload_model_states(&b, host_states, true);
     for (uint32_t step = 0; step < opts->n_steps; step++) {
         for (uint64_t mb = 0; mb < setup->grad_accum; mb++)
             micro_batch(&b, mb + 1 == setup->grad_accum);
         boundary(&b);
     }
     model_states(&b, states, false);
+    offload_model_states(&b, host_states, false);
     free(states);
+    free(host_states);
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++)
         free(*arrays[k]);
     free(b.unit_params);

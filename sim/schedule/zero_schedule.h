@@ -21,6 +21,9 @@
  * per layer (HYBRID_SHARD gathering and reduce-scattering inside a node, then all-reducing the
  * gradient shards across nodes), SHARD_GRAD_OP the same without the backward gathers,
  * NO_SHARD an all-reduce per layer overlapped with backward; all reduce in every micro-batch.
+ * Offload (offload.c): ZeRO-Offload copies each rank's gradient share to the host as buckets
+ * are reduced and steps the optimizer on the CPU; ZeRO-Infinity also streams optimizer states
+ * and parameters through NVMe.
  * Memory: model states allocated for the whole run from zero_memory(), activations from
  * activations.h per layer between its forward and its backward, buckets and gathered
  * parameters while they live.
@@ -50,12 +53,13 @@ typedef struct ScheduleOptions {
     ScheduleVariant variant;
     uint32_t n_steps;        /* optimizer steps to simulate back to back */
     bool has_activations;    /* false: idealised run without activation memory (oracles) */
+    bool delayed_param_update; /* ZeRO-Offload's one-step delayed parameter update */
     FsdpStrategy fsdp;
     bool fsdp_backward_prefetch; /* FSDP's BACKWARD_PRE: gather the next unit during backward */
 } ScheduleOptions;
 
-/* Builds the graph of n_steps steps for all data-parallel ranks of p. The graph is
- * finalised. Fails on configurations the schedules do not cover (offload: see issue 5). */
+/* Builds the graph of n_steps steps for all data-parallel ranks of p, offload included
+ * (offload.c). The graph is finalised. */
 Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, const Platform *p,
                            const RunSetup *setup, const ScheduleOptions *opts, Err *err);
 

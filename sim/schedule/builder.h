@@ -1,0 +1,95 @@
+/*
+ * builder.h - the state shared by the files that build a step's event graph (internal to
+ * schedule/; not part of its interface).
+ *
+ * Ranks are symmetric, so a builder walks the step once and emits each op for every rank:
+ * per-rank state lives in arrays indexed by rank. zero_schedule.c builds the DeepSpeed and
+ * FSDP steps; offload.c adds what ZeRO-Offload and ZeRO-Infinity move over PCIe and NVMe.
+ */
+#ifndef ZEROSIM_SCHEDULE_BUILDER_H
+#define ZEROSIM_SCHEDULE_BUILDER_H
+
+#include "cost.h"
+#include "zero_schedule.h"
+
+#include "../model/activations.h"
+#include "../model/params.h"
+#include "../model/zero_memory.h"
+
+/* Groups that together hold every rank once: a collective "over the set" is one instance per
+ * group, run concurrently. */
+typedef struct GroupSet {
+    uint32_t *groups;
+    uint32_t n_groups;
+} GroupSet;
+
+typedef struct Builder {
+    Graph *g;
+    const ModelConfig *model;
+    const TrainConfig *train;
+    const ScheduleOptions *opts;
+    const RunSetup *setup;
+    const ZeroConfig *z;
+    uint32_t n_ranks;
+    GroupSet world;          /* all ranks */
+    GroupSet shards;         /* where stage 3 gathers and reduce-scatters: all ranks, or nodes */
+    GroupSet replicas;       /* across shard groups (HYBRID_SHARD / MiCS); n_groups 0 if none */
+    uint32_t n_shard;        /* ranks per shard group */
+    bool is_textbook;
+    ModelParams params;
+    ZeroMemory mem;
+    ActivationBytes act;
+    StepCost cost;
+    double *unit_params;     /* per layer unit: its parameters (first/last carry embeddings) */
+    double *unit_gathered;   /* per unit: 16-bit bytes ZeRO-3 gathers (persistent excluded) */
+    double prefetch_fraction; /* of a unit, the share DeepSpeed's module-by-module prefetch
+                                 brings in while the module before computes */
+    OpId *ops;               /* one op per rank from the last collective_set() */
+    OpId *scratch;           /* graph_collective's output, in group order */
+    OpId *last_compute;      /* per rank: last op on the compute stream, or GRAPH_NO_OP */
+    OpId *wait_gather;       /* per rank: the next compute op waits for this gather */
+    OpId *wait_bucket;       /* per rank: ... and for this gradient bucket */
+    OpId *wait_copy;         /* per rank: ... and for this copy (a checkpoint coming back) */
+    OpId *last_reduce;       /* per rank: last op on the reduce stream */
+    OpId *last_gather;       /* per rank: last op on the gather stream */
+    OpId *bucket_prev;       /* per rank: the bucket before the last one (two buffers) */
+    OpId *bucket_last;
+    double bucket_elems;     /* gradients waiting in the current bucket */
+    uint32_t label_fwd_base, label_bwd_base; /* labels "fwd L<i>" and "bwd L<i>" */
+    /* offload (offload.c) */
+    OpId *last_d2h;          /* per rank: last gradient copy to the host */
+    OpId *pending_update;    /* per rank: the parameter update the next step must wait for */
+    OpId *older_update;      /* per rank: the one before (delayed parameter update) */
+} Builder;
+
+/* `after` waits for `before` unless before is GRAPH_NO_OP. */
+void builder_depend(Builder *b, OpId before, OpId after);
+
+/* ---- offload.c ---- */
+
+/* True when the optimizer (and its fp32 gradients) live on the host or NVMe. */
+bool offload_has_optimizer(const Builder *b);
+
+/* After a gradient bucket was reduced (ops in after[r], or the ranks' last compute when
+ * nothing was reduced): each rank copies its share of the bucket's gradients to the host. */
+void offload_gradients(Builder *b, double bucket_elems, const OpId *after);
+
+/* Before a unit is gathered (ZeRO-3 with offload_param): each rank's shard of it comes from
+ * NVMe (ZeRO-Infinity) and over PCIe. Returns, in ready[r], the op the gather must wait for;
+ * before[r] is when the fetch may start. */
+void offload_fetch_shard(Builder *b, double shard_bytes, const OpId *before, OpId *ready);
+
+/* At the accumulation boundary: the host optimizer steps each rank's partition (reading and
+ * writing its states on NVMe for ZeRO-Infinity, sub-group by sub-group), then the updated
+ * 16-bit parameters go back over PCIe (or to NVMe when parameters are offloaded). Sets
+ * b->pending_update[r] to what the next forward needs. */
+void offload_optimizer_step(Builder *b);
+
+/* Parameters offloaded while the optimizer stays on the GPU: after the GPU step the updated
+ * partition goes back to the host (and on to NVMe). */
+void offload_updated_params(Builder *b);
+
+/* Host and NVMe model states: allocated before the first op, released after the last. */
+void offload_model_states(Builder *b, uint32_t *buffers, bool is_alloc);
+
+#endif
