@@ -57,6 +57,9 @@ static const char *const help =
     "  --flash-attention on|off\n"
     "                   attention without stored s x s scores (default: on)\n"
     "  --steps K        optimizer steps to simulate back to back (default 1)\n"
+    "  --delayed-param-update\n"
+    "                   ZeRO-Offload's one-step delayed parameter update: the CPU\n"
+    "                   optimizer of step t overlaps step t+1 (use --steps 3 or more)\n"
     "  --fsdp STRATEGY  simulate PyTorch FSDP instead of the config's ZeRO stage:\n"
     "                   FULL_SHARD, SHARD_GRAD_OP, NO_SHARD or HYBRID_SHARD (batch and\n"
     "                   precision keys of the config still apply)\n"
@@ -76,7 +79,7 @@ static const char *const help =
 
 enum { OPT_MODEL, OPT_CONFIG, OPT_PLATFORM, OPT_GPUS, OPT_NODES, OPT_SEQ_LEN, OPT_RECOMPUTE,
        OPT_FLASH, OPT_STEPS, OPT_SCHEDULE, OPT_ALGO, OPT_JSON, OPT_TRACE, OPT_TRACE_RANKS,
-       OPT_FSDP, OPT_FSDP_PREFETCH, N_OPTS };
+       OPT_FSDP, OPT_FSDP_PREFETCH, OPT_DPU, N_OPTS };
 
 static double wall_now(void)
 {
@@ -144,6 +147,7 @@ int cmd_run(int argc, char **argv)
         [OPT_TRACE_RANKS] = {"--trace-ranks", true, NULL},
         [OPT_FSDP] = {"--fsdp", true, NULL},
         [OPT_FSDP_PREFETCH] = {"--fsdp-backward-prefetch", true, NULL},
+        [OPT_DPU] = {"--delayed-param-update", false, NULL},
     };
     const char *cmd = "run";
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
@@ -172,7 +176,8 @@ int cmd_run(int argc, char **argv)
     est_opts.is_flash_attention = flash == NULL || strcmp(flash, "on") == 0;
     est_opts.seq_len = seq_len;
     ScheduleOptions sched = {.variant = SCHEDULE_DEEPSPEED, .n_steps = (uint32_t)steps,
-                             .has_activations = true};
+                             .has_activations = true,
+                             .delayed_param_update = o[OPT_DPU].value != NULL};
     FsdpStrategy fsdp = FSDP_NONE;
     const char *fsdp_text = o[OPT_FSDP].value, *prefetch = o[OPT_FSDP_PREFETCH].value;
     if (fsdp_text && fsdp_parse(fsdp_text, &fsdp))

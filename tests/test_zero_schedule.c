@@ -245,6 +245,157 @@ static void test_zero_schedule_activation_peak_matches_model(void **state)
     model_config_fini(&model);
 }
 
+/* ---- ZeRO-Offload and ZeRO-Infinity ---- */
+
+/* Sums rank 0's ops of a kind whose label is `label` (NULL: any). */
+static double sum_ops(const Graph *g, OpKind kind, int sub, const char *label)
+{
+    const Op *ops = graph_ops(g);
+    uint32_t want = label ? graph_find_label(g, label) : UINT32_MAX;
+    double total = 0;
+    for (uint32_t i = 0; i < graph_n_ops(g); i++)
+        if (ops[i].rank == 0 && ops[i].kind == kind && (sub < 0 || ops[i].sub == sub) &&
+            (label == NULL || ops[i].label == want))
+            total += ops[i].amount;
+    return total;
+}
+
+static const char *const one_layer_text =
+    "{\"model_type\": \"llama\", \"hidden_size\": 2048, \"num_hidden_layers\": 1,"
+    " \"num_attention_heads\": 16, \"intermediate_size\": 8192, \"vocab_size\": 1000,"
+    " \"max_position_embeddings\": 512}";
+
+/* Runs `config_text` on `gpus` GPUs of `platform` with `model_text`; records Psi, rank 0's
+ * PCIe bytes (engine), its D2H and H2D copy bytes (graph), NVMe bytes read and written by
+ * label, the node's host-memory peak and whether the run ran out of memory. */
+static void offload_run(Probe *probe, const char *platform, uint64_t gpus, const char *text,
+                        const char *config_text, bool init)
+{
+    ModelConfig model;
+    TrainConfig train;
+    Platform p;
+    Err err = {0};
+    if (model_config_parse(&model, "m.json", text, strlen(text), &err) ||
+        ds_config_parse(&train, "ds.json", config_text, strlen(config_text), &err) ||
+        platform_load(&p, platform, ZEROSIM_SOURCE_DIR, &err) ||
+        platform_resize(&p, gpus, 0, &err))
+        return probe_fail(probe, &err);
+    BatchPlan batch;
+    if (ds_config_resolve_batch(&train, gpus, &batch, &err))
+        return probe_fail(probe, &err);
+    RunSetup setup = {.seq_len = 512, .micro_batch = batch.micro_batch,
+                      .grad_accum = batch.grad_accum, .global_batch = batch.global_batch,
+                      .n_gpus = gpus, .recompute = RECOMPUTE_FULL, .checkpoint_every = 1,
+                      .is_flash_attention = true, .act_bytes = 2};
+    if (init && engine_init(&p, train.precision, &err))
+        return probe_fail(probe, &err);
+    ScheduleOptions opts = {.variant = SCHEDULE_DEEPSPEED, .n_steps = 1, .has_activations = true};
+    Graph *g = zero_schedule_build(&model, &train, &p, &setup, &opts, &err);
+    EngineOptions eo = {.algo = COLL_ALGO_RING};
+    EngineResult r;
+    if (g == NULL || engine_run(g, &eo, &r, &err)) {
+        graph_destroy(g);
+        return probe_fail(probe, &err);
+    }
+    ModelParams params;
+    params_count(&model, &params);
+    uint32_t rank;
+    MemSpace space;
+    probe_record(probe, (double)params.total);
+    probe_record(probe, r.link_bytes[0][LINK_PCIE]);
+    probe_record(probe, sum_ops(g, OP_COPY, COPY_D2H, NULL));
+    probe_record(probe, sum_ops(g, OP_COPY, COPY_H2D, NULL));
+    probe_record(probe, sum_ops(g, OP_DISK, DISK_READ, "optimizer states from nvme"));
+    probe_record(probe, sum_ops(g, OP_DISK, DISK_WRITE, "optimizer states to nvme"));
+    probe_record(probe, memory_account(r.memory, 0, MEM_CPU)->peak_bytes);
+    probe_record(probe, memory_first_oom(r.memory, &rank, &space) != NULL);
+    engine_result_fini(&r);
+    graph_destroy(g);
+    model_config_fini(&model);
+    ds_config_fini(&train);
+}
+
+enum { O_PSI, O_PCIE, O_D2H, O_H2D, O_NVME_READ, O_NVME_WRITE, O_CPU_PEAK, O_OOM, O_N };
+
+static void scenario_offload_one_gpu(Probe *probe)
+{
+    offload_run(probe, "dgx-a100-80g", 1, one_layer_text,
+                "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+                " \"zero_optimization\": {\"stage\": 2, \"offload_optimizer\":"
+                " {\"device\": \"cpu\"}}}",
+                true);
+}
+
+/* ZeRO-Offload on one GPU: 2 Psi down as 16-bit gradients, 2 Psi up as 16-bit parameters;
+ * the host holds the fp32 master, momentum and variance (12 Psi) and fp32 gradients (4 Psi). */
+static void test_zero_schedule_offload_moves_2psi_each_way(void **state)
+{
+    (void)state;
+    Probe pr = run_isolated(scenario_offload_one_gpu);
+    assert_int_equal(pr.n, O_N);
+    const double psi = pr.v[O_PSI];
+    assert_close(pr.v[O_D2H], 2.0 * psi, 1e-9);
+    assert_close(pr.v[O_H2D], 2.0 * psi, 1e-9);
+    assert_close(pr.v[O_PCIE], 4.0 * psi, 1e-9);
+    assert_close(pr.v[O_CPU_PEAK], 16.0 * psi, 1e-9);
+    assert_true(pr.v[O_OOM] == 0);
+}
+
+static void scenario_infinity_nvme(Probe *probe)
+{
+    offload_run(probe, "dgx-a100-80g", 8, one_layer_text,
+                "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+                " \"zero_optimization\": {\"stage\": 3, \"sub_group_size\": 1e6,"
+                " \"offload_optimizer\": {\"device\": \"nvme\", \"pipeline_read\": true},"
+                " \"offload_param\": {\"device\": \"nvme\"}}}",
+                true);
+}
+
+/* ZeRO-Infinity with the optimizer on NVMe: each step reads and writes the rank's optimizer
+ * states once, 12 Psi/N bytes each way, sub-group by sub-group. */
+static void test_zero_schedule_infinity_reads_and_writes_states_once(void **state)
+{
+    (void)state;
+    Probe pr = run_isolated(scenario_infinity_nvme);
+    assert_int_equal(pr.n, O_N);
+    const double psi = pr.v[O_PSI], part = ceil(psi / 8.0);
+    assert_close(pr.v[O_NVME_READ], 12.0 * part, 1e-9);
+    assert_close(pr.v[O_NVME_WRITE], 12.0 * part, 1e-9);
+    assert_true(pr.v[O_OOM] == 0);
+}
+
+static const char *const gpt_1t_text =
+    "{\"model_type\": \"gpt2\", \"n_embd\": 25600, \"n_layer\": 128, \"n_head\": 160,"
+    " \"n_positions\": 2048, \"vocab_size\": 51200}";
+
+static void scenario_1t_on_dgx2(Probe *probe)
+{
+    const char *infinity =
+        "{\"train_micro_batch_size_per_gpu\": 1, \"fp16\": {\"enabled\": true},"
+        " \"activation_checkpointing\": {\"cpu_checkpointing\": true},"
+        " \"zero_optimization\": {\"stage\": 3, \"stage3_max_live_parameters\": 1e9,"
+        " \"offload_optimizer\": {\"device\": \"nvme\", \"pipeline_read\": true,"
+        " \"pipeline_write\": true}, \"offload_param\": {\"device\": \"nvme\"}}}";
+    const char *zero3 =
+        "{\"train_micro_batch_size_per_gpu\": 1, \"fp16\": {\"enabled\": true},"
+        " \"activation_checkpointing\": {\"cpu_checkpointing\": true},"
+        " \"zero_optimization\": {\"stage\": 3}}";
+    offload_run(probe, "dgx2-v100", 16, gpt_1t_text, infinity, true);
+    offload_run(probe, "dgx2-v100", 16, gpt_1t_text, zero3, false);
+}
+
+/* A trillion parameters on one DGX-2: they fit with ZeRO-Infinity (parameters and optimizer
+ * on NVMe), not with ZeRO-3 alone. */
+static void test_zero_schedule_1t_fits_one_dgx2_only_with_infinity(void **state)
+{
+    (void)state;
+    Probe pr = run_isolated(scenario_1t_on_dgx2);
+    assert_int_equal(pr.n, 2 * O_N);
+    assert_true(pr.v[O_PSI] > 1e12);
+    assert_true(pr.v[O_OOM] == 0);
+    assert_true(pr.v[O_N + O_OOM] == 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -252,6 +403,9 @@ int main(void)
         cmocka_unit_test(test_zero_schedule_oracles_two_nodes),
         cmocka_unit_test(test_zero_schedule_follows_deepspeed),
         cmocka_unit_test(test_zero_schedule_activation_peak_matches_model),
+        cmocka_unit_test(test_zero_schedule_offload_moves_2psi_each_way),
+        cmocka_unit_test(test_zero_schedule_infinity_reads_and_writes_states_once),
+        cmocka_unit_test(test_zero_schedule_1t_fits_one_dgx2_only_with_infinity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,6 +60,12 @@ void offload_fetch_shard(Builder *b, double shard_bytes, const OpId *before, OpI
     }
 }
 
+/* Elements of sub-group j of n: all full but the last. */
+static double sub_group_elems(uint32_t j, uint32_t n, double sub, double part)
+{
+    return j + 1 < n ? sub : part - sub * (n - 1);
+}
+
 /* The host optimizer over one rank's partition; returns its last op. */
 static OpId host_step(Builder *b, uint32_t r, uint32_t adam_label)
 {
@@ -79,14 +85,16 @@ static OpId host_step(Builder *b, uint32_t r, uint32_t adam_label)
     const uint32_t grads_label = graph_label(b->g, "gradients from nvme");
     OpId grads = graph_disk(b->g, r, DISK_READ, part * 4.0, grads_label);
     builder_depend(b, b->last_d2h[r], grads);
-    OpId next_read = graph_disk(b->g, r, DISK_READ, sub * state_bytes, read_label);
+    OpId next_read = graph_disk(b->g, r, DISK_READ, sub_group_elems(0, n_sub, sub, part) * state_bytes,
+                                read_label);
     OpId last_write = GRAPH_NO_OP, step = GRAPH_NO_OP;
     for (uint32_t j = 0; j < n_sub; j++) {
-        double elems = j + 1 < n_sub ? sub : part - sub * (n_sub - 1);
+        double elems = sub_group_elems(j, n_sub, sub, part);
         OpId read = next_read;
         next_read = GRAPH_NO_OP;
         if (oo->pipeline_read && j + 1 < n_sub) /* the next read before this write */
-            next_read = graph_disk(b->g, r, DISK_READ, sub * state_bytes, read_label);
+            next_read = graph_disk(b->g, r, DISK_READ, sub_group_elems(j + 1, n_sub, sub, part) * state_bytes,
+                                   read_label);
         step = graph_compute(b->g, r, STREAM_CPU, DEVICE_CPU, elems, adam_label);
         builder_depend(b, read, step);
         if (!oo->pipeline_write)
@@ -94,7 +102,8 @@ static OpId host_step(Builder *b, uint32_t r, uint32_t adam_label)
         last_write = graph_disk(b->g, r, DISK_WRITE, elems * state_bytes, write_label);
         builder_depend(b, step, last_write);
         if (!oo->pipeline_read && j + 1 < n_sub)
-            next_read = graph_disk(b->g, r, DISK_READ, sub * state_bytes, read_label);
+            next_read = graph_disk(b->g, r, DISK_READ, sub_group_elems(j + 1, n_sub, sub, part) * state_bytes,
+                                   read_label);
     }
     return oo->pipeline_write ? step : last_write;
 }
