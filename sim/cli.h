@@ -53,5 +53,6 @@ void cli_warn_not_modelled(const char *file, const StrList *keys);
 int cmd_estimate(int argc, char **argv);
 int cmd_collective(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_advise(int argc, char **argv);
 
 #endif

@@ -21,6 +21,7 @@ static const char *const main_help =
     "commands:\n"
     "  estimate    analytic memory, communication and FLOPs of one configuration\n"
     "  run         simulate training steps on a SimGrid model of the cluster\n"
+    "  advise      rank ZeRO stages, offload and micro-batches for a model and cluster\n"
     "  collective  simulate one collective over a range of sizes, like nccl-tests\n"
     "\n"
     "options:\n"
@@ -49,7 +50,9 @@ int main(int argc, char **argv)
         return cmd_collective(argc, argv);
     if (strcmp(argv[1], "run") == 0)
         return cmd_run(argc, argv);
-    static const char *const commands[] = {"estimate", "run", "collective", NULL};
+    if (strcmp(argv[1], "advise") == 0)
+        return cmd_advise(argc, argv);
+    static const char *const commands[] = {"estimate", "run", "advise", "collective", NULL};
     const char *best = suggest_closest(argv[1], commands);
     fprintf(stderr, "zerosim: unknown command \"%s\"%s%s%s (see zerosim --help)\n", argv[1],
             best ? " (did you mean \"" : "", best ? best : "", best ? "\"?)" : "");

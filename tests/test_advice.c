@@ -1,0 +1,120 @@
+/*
+ * test_advice.c - ranking and explaining candidates (report/advice.c) on hand-made cases.
+ *
+ * A configuration that fits always beats one that does not; among those that fit the
+ * fastest wins; among those that do not, the closest to fitting comes first. The explanation
+ * follows the selection guide: ZeRO-3 is justified by parameters that exceed a GPU.
+ */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "report/advice.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static Platform platform_80g(void)
+{
+    Platform p;
+    memset(&p, 0, sizeof p);
+    snprintf(p.name, sizeof p.name, "test");
+    p.n_nodes = 1;
+    p.gpus_per_node = 8;
+    p.gpu.hbm_bytes = 80ull << 30;
+    return p;
+}
+
+static Candidate cand(int stage, bool fits, double tokens_per_s, double shortfall)
+{
+    Candidate c;
+    memset(&c, 0, sizeof c);
+    c.zero_stage = stage;
+    c.micro_batch = 1;
+    c.grad_accum = 1;
+    c.fits = fits;
+    c.is_simulated = fits;
+    c.tokens_per_s = tokens_per_s;
+    c.shortfall_bytes = shortfall;
+    snprintf(c.runs_out, sizeof c.runs_out, "%s", fits ? "" : "gpu");
+    snprintf(c.bottleneck, sizeof c.bottleneck, "compute");
+    c.bottleneck_share = 0.9;
+    return c;
+}
+
+static void test_advice_rank_fits_then_fastest_then_closest(void **state)
+{
+    (void)state;
+    ModelConfig m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.name, sizeof m.name, "hand-made");
+    Platform p = platform_80g();
+    Candidate c[5] = {cand(0, false, 0, 9e10), cand(1, true, 100, 0), cand(2, true, 300, 0),
+                      cand(3, true, 200, 0), cand(0, false, 0, 1e9)};
+    Advice a = {&m, &p, 1e9, 1024, 0, c, 5};
+    advice_rank(&a);
+    assert_int_equal(c[0].zero_stage, 2); /* fastest that fits */
+    assert_int_equal(c[1].zero_stage, 3);
+    assert_int_equal(c[2].zero_stage, 1);
+    assert_false(c[3].fits);
+    assert_true(c[3].shortfall_bytes < c[4].shortfall_bytes); /* closest to fitting first */
+}
+
+/* A 70B model on 80 GiB GPUs: only ZeRO-3 fits, and the advice says the parameters are why. */
+static void test_advice_json_recommends_zero3_when_params_exceed_a_gpu(void **state)
+{
+    (void)state;
+    ModelConfig m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.name, sizeof m.name, "hand-made-70b");
+    Platform p = platform_80g();
+    Candidate c[3] = {cand(1, false, 0, 5e11), cand(2, false, 0, 1e11), cand(3, true, 50, 0)};
+    Advice a = {&m, &p, 70e9, 4096, 0, c, 3};
+    advice_rank(&a);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    advice_json(f, &a);
+    fclose(f);
+    assert_non_null(strstr(buf, "\"recommended\": {\n    \"zero_stage\": 3"));
+    assert_non_null(strstr(buf, "exceed a GPU's 80 GiB, so only ZeRO-3 shards them"));
+    free(buf);
+}
+
+/* Nothing fits: no recommendation, and the explanation says by how much the closest misses. */
+static void test_advice_json_without_a_fit(void **state)
+{
+    (void)state;
+    ModelConfig m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.name, sizeof m.name, "too-big");
+    Platform p = platform_80g();
+    Candidate c[2] = {cand(3, false, 0, 2.0 * (1ull << 30)), cand(0, false, 0, 1e12)};
+    Advice a = {&m, &p, 1e12, 2048, 0, c, 2};
+    advice_rank(&a);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    advice_json(f, &a);
+    fclose(f);
+    assert_non_null(strstr(buf, "\"recommended\": null"));
+    assert_non_null(strstr(buf, "runs out of gpu memory by 2.0 GiB"));
+    free(buf);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_advice_rank_fits_then_fastest_then_closest),
+        cmocka_unit_test(test_advice_json_recommends_zero3_when_params_exceed_a_gpu),
+        cmocka_unit_test(test_advice_json_without_a_fit),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
