@@ -396,6 +396,65 @@ static void test_zero_schedule_1t_fits_one_dgx2_only_with_infinity(void **state)
     assert_true(pr.v[O_N + O_OOM] == 1);
 }
 
+/* ---- symmetric mode: two nodes standing for all of them ---- */
+
+static uint32_t symmetric_ranks;
+
+/* ZeRO-3 of the small model on 6 nodes of dgx-a100-80g, fully or with 2 nodes simulated;
+ * records the step time, rank 0's bytes sent and its GPU memory peak. */
+static void scenario_symmetric(Probe *probe)
+{
+    ModelConfig model;
+    TrainConfig train;
+    Platform p;
+    RunSetup setup;
+    Err err = {0};
+    const char *config = "{\"train_micro_batch_size_per_gpu\": 2, \"bf16\": {\"enabled\": true},"
+                         " \"zero_optimization\": {\"stage\": 3, \"reduce_bucket_size\": 3e7}}";
+    if (setup_run(probe, config, 48, &model, &train, &p, &setup))
+        return;
+    Platform simulated = p;
+    if (symmetric_ranks)
+        simulated.n_nodes = symmetric_ranks / simulated.gpus_per_node;
+    if (engine_init(&simulated, PRECISION_BF16, &err))
+        return probe_fail(probe, &err);
+    ScheduleOptions opts = {.variant = SCHEDULE_DEEPSPEED, .n_steps = 2, .has_activations = true,
+                            .n_simulated_ranks = symmetric_ranks};
+    Graph *g = zero_schedule_build(&model, &train, &p, &setup, &opts, &err);
+    EngineOptions eo = {.algo = COLL_ALGO_RING};
+    EngineResult r;
+    if (g == NULL || engine_run(g, &eo, &r, &err)) {
+        graph_destroy(g);
+        return probe_fail(probe, &err);
+    }
+    double sent = 0;
+    for (int c = 0; c < COLL_N_KINDS; c++)
+        sent += r.coll_bytes[0][c];
+    probe_record(probe, r.makespan_s);
+    probe_record(probe, sent);
+    probe_record(probe, memory_account(r.memory, 0, MEM_GPU)->peak_bytes);
+    probe_record(probe, graph_n_ranks(g));
+    engine_result_fini(&r);
+    graph_destroy(g);
+    model_config_fini(&model);
+    ds_config_fini(&train);
+}
+
+static void test_zero_schedule_symmetric_mode_agrees_with_full(void **state)
+{
+    (void)state;
+    symmetric_ranks = 0;
+    Probe full = run_isolated(scenario_symmetric);
+    symmetric_ranks = 16;
+    Probe sym = run_isolated(scenario_symmetric);
+    assert_int_equal(full.n, 4);
+    assert_int_equal(sym.n, 4);
+    assert_true(full.v[3] == 48 && sym.v[3] == 16);
+    assert_close(sym.v[0], full.v[0], 1e-6); /* step time */
+    assert_close(sym.v[1], full.v[1], 1e-9); /* bytes sent */
+    assert_close(sym.v[2], full.v[2], 1e-12); /* memory peak */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -406,6 +465,7 @@ int main(void)
         cmocka_unit_test(test_zero_schedule_offload_moves_2psi_each_way),
         cmocka_unit_test(test_zero_schedule_infinity_reads_and_writes_states_once),
         cmocka_unit_test(test_zero_schedule_1t_fits_one_dgx2_only_with_infinity),
+        cmocka_unit_test(test_zero_schedule_symmetric_mode_agrees_with_full),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -45,16 +45,17 @@ static void add_flow(CollPhase *ph, uint32_t next, uint32_t prev, double bytes)
     ph->flow[ph->n_flows++] = (CollFlow){next, prev, bytes};
 }
 
-/* One ring phase over n members; a broadcast ring starts at the root (the root receives
+/* One ring phase over n simulated members standing for n_logical; a broadcast ring starts at
+ * the root (the root receives
  * nothing, its predecessor forwards nothing); an idle member only keeps step. */
-static void ring_phase(CollPlan *plan, CollectiveKind kind, uint32_t n, uint32_t next,
-                       uint32_t prev, double bytes, bool is_root, bool is_root_pred,
-                       bool is_idle)
+static void ring_phase_n(CollPlan *plan, CollectiveKind kind, uint32_t n_logical, uint32_t n,
+                         uint32_t next, uint32_t prev, double bytes, bool is_root,
+                         bool is_root_pred, bool is_idle)
 {
     if (n < 2)
         return;
     uint32_t steps;
-    double volume = ring_volume(kind, n, bytes, &steps);
+    double volume = ring_volume(kind, n_logical, bytes, &steps);
     CollPhase *ph = new_phase(plan, steps);
     if (kind == COLL_BROADCAST) {
         if (is_root_pred)
@@ -67,14 +68,23 @@ static void ring_phase(CollPlan *plan, CollectiveKind kind, uint32_t n, uint32_t
     add_flow(ph, next, prev, volume);
 }
 
+/* A ring phase whose simulated and logical sizes agree. */
+static void ring_phase(CollPlan *plan, CollectiveKind kind, uint32_t n, uint32_t next,
+                       uint32_t prev, double bytes, bool is_root, bool is_root_pred,
+                       bool is_idle)
+{
+    ring_phase_n(plan, kind, n, n, next, prev, bytes, is_root, is_root_pred, is_idle);
+}
+
 /* NCCL's ring over whole nodes with g rail-aligned channels: 1/g of the ring volume crosses to
  * the same GPU of the next node, the rest goes to the next GPU of this node. */
 static void channelised_ring(CollPlan *plan, CollectiveKind kind, uint32_t g, uint32_t n,
-                             uint32_t index, const uint32_t *members, double bytes)
+                             uint32_t n_logical, uint32_t index, const uint32_t *members,
+                             double bytes)
 {
     const uint32_t n_nodes = n / g, node = index / g, local = index % g;
     uint32_t steps;
-    double volume = ring_volume(kind, n, bytes, &steps);
+    double volume = ring_volume(kind, n_logical, bytes, &steps);
     CollPhase *ph = new_phase(plan, steps);
     add_flow(ph, members[node * g + (local + 1) % g], members[node * g + (local + g - 1) % g],
              volume * (double)(g - 1) / (double)g);
@@ -83,10 +93,11 @@ static void channelised_ring(CollPlan *plan, CollectiveKind kind, uint32_t g, ui
 }
 
 static void hierarchical(CollPlan *plan, CollectiveKind kind, uint32_t g, uint32_t n,
-                         uint32_t index, const uint32_t *members, double bytes,
-                         uint32_t root_index)
+                         uint32_t n_logical, uint32_t index, const uint32_t *members,
+                         double bytes, uint32_t root_index)
 {
     const uint32_t n_nodes = n / g, node = index / g, local = index % g;
+    const uint32_t logical_nodes = n_logical / g; /* inter-node rings stand for these */
     const uint32_t next_intra = members[node * g + (local + 1) % g];
     const uint32_t prev_intra = members[node * g + (local + g - 1) % g];
     const uint32_t next_inter = members[((node + 1) % n_nodes) * g + local];
@@ -95,18 +106,18 @@ static void hierarchical(CollPlan *plan, CollectiveKind kind, uint32_t g, uint32
     switch (kind) {
     case COLL_REDUCE_SCATTER:
         ring_phase(plan, kind, g, next_intra, prev_intra, bytes, false, false, false);
-        ring_phase(plan, kind, n_nodes, next_inter, prev_inter, rail_bytes, false, false,
+        ring_phase_n(plan, kind, logical_nodes, n_nodes, next_inter, prev_inter, rail_bytes, false, false,
                    false);
         break;
     case COLL_ALL_GATHER:
-        ring_phase(plan, kind, n_nodes, next_inter, prev_inter, rail_bytes, false, false,
+        ring_phase_n(plan, kind, logical_nodes, n_nodes, next_inter, prev_inter, rail_bytes, false, false,
                    false);
         ring_phase(plan, kind, g, next_intra, prev_intra, bytes, false, false, false);
         break;
     case COLL_ALL_REDUCE:
         ring_phase(plan, COLL_REDUCE_SCATTER, g, next_intra, prev_intra, bytes, false, false,
                    false);
-        ring_phase(plan, COLL_ALL_REDUCE, n_nodes, next_inter, prev_inter, rail_bytes, false,
+        ring_phase_n(plan, COLL_ALL_REDUCE, logical_nodes, n_nodes, next_inter, prev_inter, rail_bytes, false,
                    false, false);
         ring_phase(plan, COLL_ALL_GATHER, g, next_intra, prev_intra, bytes, false, false,
                    false);
@@ -117,7 +128,7 @@ static void hierarchical(CollPlan *plan, CollectiveKind kind, uint32_t g, uint32
         const bool in_root_node = node == root_node;
         ring_phase(plan, kind, g, next_intra, prev_intra, bytes, local == root_local,
                    (local + 1) % g == root_local, !in_root_node);
-        ring_phase(plan, kind, n_nodes, next_inter, prev_inter, rail_bytes, in_root_node,
+        ring_phase_n(plan, kind, logical_nodes, n_nodes, next_inter, prev_inter, rail_bytes, in_root_node,
                    (node + 1) % n_nodes == root_node, false);
         ring_phase(plan, COLL_ALL_GATHER, g, next_intra, prev_intra, bytes, false, false,
                    in_root_node);
@@ -127,18 +138,21 @@ static void hierarchical(CollPlan *plan, CollectiveKind kind, uint32_t g, uint32
 }
 
 void collective_plan(const Platform *p, CollectiveKind kind, CollAlgo algo, bool is_node_aligned,
-                     const uint32_t *members, uint32_t n, uint32_t index, double bytes,
-                     uint32_t root_index, CollPlan *out)
+                     const uint32_t *members, uint32_t n, uint32_t n_logical, uint32_t index,
+                     double bytes, uint32_t root_index, CollPlan *out)
 {
     const uint32_t g = (uint32_t)p->gpus_per_node;
     out->n_phases = 0;
+    if (n_logical < n)
+        n_logical = n;
     if (algo == COLL_ALGO_HIER && is_node_aligned)
-        hierarchical(out, kind, g, n, index, members, bytes, root_index);
+        hierarchical(out, kind, g, n, n_logical, index, members, bytes, root_index);
     else if (is_node_aligned) /* a broadcast's root still receives here: one hop, no more */
-        channelised_ring(out, kind, g, n, index, members, bytes);
+        channelised_ring(out, kind, g, n, n_logical, index, members, bytes);
     else
-        ring_phase(out, kind, n, members[(index + 1) % n], members[(index + n - 1) % n], bytes,
-                   index == root_index, (index + 1) % n == root_index, false);
+        ring_phase_n(out, kind, n_logical, n, members[(index + 1) % n],
+                     members[(index + n - 1) % n], bytes, index == root_index,
+                     (index + 1) % n == root_index, false);
 }
 
 const char *collective_algo_name(CollAlgo algo)

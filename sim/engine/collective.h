@@ -60,10 +60,12 @@ bool collective_is_node_aligned(const Platform *p, const uint32_t *members, uint
 CollAlgo collective_resolve(CollAlgo algo, bool is_node_aligned);
 
 /* Member `index`'s plan in a collective of `bytes` over `members` (n of them), with the
- * broadcast root given as an index into members; `is_node_aligned` as computed above. */
+ * broadcast root given as an index into members; `is_node_aligned` as computed above. The
+ * volumes and steps are those of a ring of n_logical members (>= n): in symmetric mode the
+ * simulated members stand for a larger group whose other nodes behave the same. */
 void collective_plan(const Platform *p, CollectiveKind kind, CollAlgo algo, bool is_node_aligned,
-                     const uint32_t *members, uint32_t n, uint32_t index, double bytes,
-                     uint32_t root_index, CollPlan *out);
+                     const uint32_t *members, uint32_t n, uint32_t n_logical, uint32_t index,
+                     double bytes, uint32_t root_index, CollPlan *out);
 
 const char *collective_algo_name(CollAlgo algo);
 

@@ -68,6 +68,9 @@ static struct {
     sg_host_t *cpus;  /* per node */
     sg_disk_t *disks; /* per node, NULL without NVMe */
     sg_mailbox_t *mailboxes; /* per (rank, stream kind, phase x flow), filled on first use */
+    bool has_latencies;      /* route latencies looked up (only possible once running) */
+    double intra_latency_s;  /* GPU to GPU route latency inside a node */
+    double inter_latency_s;  /* ... and across nodes (the same for every pair by design) */
 } engine;
 
 int engine_init(const Platform *p, Precision precision, Err *err)
@@ -189,16 +192,34 @@ static size_t post_phase(Run *run, const Op *op, const CollPhase *ph, uint32_t p
     return n_comms;
 }
 
+/* Every intra-node GPU pair has the same route latency, and every inter-node pair: look them
+ * up once, from inside the simulation (routes exist only once the platform is sealed), since
+ * a route query is costly on a large platform. */
+static void lookup_latencies(void)
+{
+    const Platform *p = &engine.platform;
+    if (p->gpus_per_node > 1)
+        engine.intra_latency_s = sg_host_get_route_latency(engine.gpus[0], engine.gpus[1]);
+    if (p->n_nodes > 1)
+        engine.inter_latency_s =
+            sg_host_get_route_latency(engine.gpus[0], engine.gpus[p->gpus_per_node]);
+    engine.has_latencies = true;
+}
+
 /* The slowest hop of a phase's flows: the latency each of its steps pays. */
 static double phase_hop_latency(const Op *op, const CollPhase *ph)
 {
+    if (!engine.has_latencies)
+        lookup_latencies();
     double worst = 0.0;
     for (uint32_t f = 0; f < ph->n_flows; f++) {
         uint32_t peer = ph->flow[f].send_to != COLLECTIVE_NO_PEER ? ph->flow[f].send_to
                                                                   : ph->flow[f].recv_from;
         if (peer == COLLECTIVE_NO_PEER)
             continue;
-        double lat = sg_host_get_route_latency(engine.gpus[op->rank], engine.gpus[peer]);
+        bool same_node = topology_node(&engine.platform, op->rank) ==
+                         topology_node(&engine.platform, peer);
+        double lat = same_node ? engine.intra_latency_s : engine.inter_latency_s;
         if (lat > worst)
             worst = lat;
     }
@@ -220,7 +241,8 @@ static void run_collective(Run *run, OpId id)
                 root_index = i;
     CollPlan plan;
     collective_plan(&engine.platform, (CollectiveKind)c->kind, (CollAlgo)run->algo[op->ref],
-                    run->is_aligned[op->ref], members, n, index, c->bytes, root_index, &plan);
+                    run->is_aligned[op->ref], members, n, c->n_logical, index, c->bytes,
+                    root_index, &plan);
     sg_comm_t comms[2 * COLLECTIVE_MAX_PHASES * COLLECTIVE_MAX_FLOWS];
     /* NCCL's kernels occupy SMs while the collective runs: an execution bounded to that share
      * of the GPU competes with concurrent compute for as long as the flows last. */

@@ -132,7 +132,7 @@ void platform_xml_write(const Platform *p, Precision precision, FILE *out)
     fprintf(out, "<?xml version='1.0'?>\n"
                  "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
                  "<platform version=\"4.1\">\n"
-                 "<zone id=\"root\" routing=\"Dijkstra\">\n");
+                 "<zone id=\"root\" routing=\"DijkstraCache\">\n");
     for (unsigned k = 0; k < n_nodes; k++)
         write_node(p, out, k, gpu_speed, cpu_speed);
     fprintf(out, "  <zone id=\"fabric\" routing=\"Full\">\n    <router id=\"spine\"/>\n"

@@ -107,9 +107,11 @@ void run_report_text(FILE *out, const RunReport *r)
             snprintf(label, sizeof label, "over %s", topology_link_class_name((LinkClass)c));
             row(out, label, res->link_bytes[0][c] / k / 1e9);
         }
-    fprintf(out, "\nsimulation: %u ops, %llu activities in %.2f s (graph built in %.2f s, "
-            "%.0f activities/s)\n", graph_n_ops(r->graph), (unsigned long long)res->n_activities,
-            res->wall_s, r->build_wall_s, res->wall_s > 0 ? res->n_activities / res->wall_s : 0);
+    fprintf(out, "\nsimulation: %s mode, %u of %llu GPUs simulated, %u ops, %llu activities in "
+            "%.2f s (graph built in %.2f s, %.0f activities/s)\n", r->mode, r->simulated_gpus,
+            (unsigned long long)platform_n_gpus(p), graph_n_ops(r->graph),
+            (unsigned long long)res->n_activities, res->wall_s, r->build_wall_s,
+            res->wall_s > 0 ? res->n_activities / res->wall_s : 0);
 }
 
 static void account_json(JsonWriter *w, const char *key, const MemAccount *a)
@@ -142,6 +144,8 @@ void run_report_json(FILE *out, const RunReport *r)
     json_kv_string(&w, "schedule", r->schedule);
     json_kv_string(&w, "collective_algorithm", r->algo);
     json_kv_u64(&w, "steps", r->n_steps);
+    json_kv_string(&w, "mode", r->mode);
+    json_kv_u64(&w, "simulated_gpus", r->simulated_gpus);
     json_end_object(&w);
 
     const MemAccount *g = m.gpu_peak;

@@ -21,6 +21,8 @@ typedef struct RunReport {
     uint32_t n_steps;
     const char *schedule;      /* "deepspeed" or "textbook" */
     const char *algo;          /* collective algorithm */
+    const char *mode;          /* "full" or "symmetric" */
+    uint32_t simulated_gpus;   /* ranks in the graph (fewer than the GPUs when symmetric) */
     Breakdown breakdown;       /* of rank 0 */
     double build_wall_s;       /* host time to build the graph */
 } RunReport;

@@ -21,6 +21,7 @@
 typedef struct GroupSet {
     uint32_t *groups;
     uint32_t n_groups;
+    uint32_t n_logical; /* members each group stands for (symmetric mode) */
 } GroupSet;
 
 typedef struct Builder {
@@ -34,7 +35,8 @@ typedef struct Builder {
     GroupSet world;          /* all ranks */
     GroupSet shards;         /* where stage 3 gathers and reduce-scatters: all ranks, or nodes */
     GroupSet replicas;       /* across shard groups (HYBRID_SHARD / MiCS); n_groups 0 if none */
-    uint32_t n_shard;        /* ranks per shard group */
+    uint32_t n_shard;        /* ranks per shard group (logical: of all n_gpus) */
+    uint32_t n_gpus;         /* data-parallel size the step stands for (>= n_ranks) */
     bool is_textbook;
     ModelParams params;
     ZeroMemory mem;

@@ -212,6 +212,12 @@ uint32_t graph_collective(Graph *g, CollectiveKind kind, uint32_t group, StreamK
     return instance;
 }
 
+void graph_collective_set_logical(Graph *g, uint32_t instance, uint32_t n_logical)
+{
+    assert(!g->is_final && instance < g->collectives.n);
+    g->collectives.items[instance].n_logical = n_logical;
+}
+
 OpId graph_alloc(Graph *g, uint32_t rank, StreamKind stream, MemSpace space,
                  MemCategory category, double bytes, uint32_t *out_buffer)
 {

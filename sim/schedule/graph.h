@@ -98,6 +98,7 @@ typedef struct Collective {
                             reduce-scatter input, broadcast payload) */
     uint32_t root;       /* broadcast root, as a rank */
     OpId first_op;       /* member i's op is first_op + i */
+    uint32_t n_logical;  /* members it stands for (symmetric mode); 0: its group's size */
 } Collective;
 
 typedef struct Graph Graph;
@@ -125,6 +126,10 @@ OpId graph_disk(Graph *g, uint32_t rank, DiskKind kind, double bytes, uint32_t l
  * (may be NULL) receives them in group order. Returns the instance index. */
 uint32_t graph_collective(Graph *g, CollectiveKind kind, uint32_t group, StreamKind stream,
                           double bytes, uint32_t root, uint32_t label, OpId *out_ops);
+/* Makes collective `instance` stand for `n_logical` members while its group holds fewer: in
+ * symmetric mode a few representative nodes carry the volume and steps of the whole ring. */
+void graph_collective_set_logical(Graph *g, uint32_t instance, uint32_t n_logical);
+
 /* A buffer: ALLOC now on (rank, stream); graph_free() later releases it. Returns the ALLOC op;
  * *out_buffer identifies the buffer. */
 OpId graph_alloc(Graph *g, uint32_t rank, StreamKind stream, MemSpace space,

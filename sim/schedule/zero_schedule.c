@@ -42,8 +42,10 @@ static void collective_set(Builder *b, const GroupSet *set, CollectiveKind kind,
     for (uint32_t k = 0; k < set->n_groups; k++) {
         uint32_t n;
         const uint32_t *members = graph_group(b->g, set->groups[k], &n);
-        graph_collective(b->g, kind, set->groups[k], stream, bytes, members[0], label,
-                         member_ops);
+        uint32_t instance = graph_collective(b->g, kind, set->groups[k], stream, bytes,
+                                             members[0], label, member_ops);
+        if (set->n_logical > n)
+            graph_collective_set_logical(b->g, instance, set->n_logical);
         for (uint32_t i = 0; i < n; i++)
             b->ops[members[i]] = member_ops[i];
     }
@@ -475,13 +477,17 @@ static void labels(Builder *b)
 static void make_groups(Builder *b, const Platform *p)
 {
     (void)p;
-    const uint32_t n = b->n_ranks, shard = b->n_shard;
+    /* simulated sizes; the logical ones (of all n_gpus ranks) go on the sets */
+    const uint32_t n = b->n_ranks, shard = b->n_shard < n ? b->n_shard : n;
     uint32_t *members = xmalloc(n * sizeof *members);
     for (uint32_t r = 0; r < n; r++)
         members[r] = r;
     b->world.groups = xmalloc(sizeof *b->world.groups);
     b->world.groups[0] = graph_add_group(b->g, members, n);
     b->world.n_groups = 1;
+    b->world.n_logical = b->n_gpus;
+    b->shards.n_logical = b->n_shard;
+    b->replicas.n_logical = b->n_gpus / b->n_shard;
     if (shard == n) {
         b->shards.groups = xmalloc(sizeof *b->shards.groups);
         b->shards.groups[0] = b->world.groups[0];
@@ -536,22 +542,24 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
                            const RunSetup *setup, const ScheduleOptions *opts, Err *err)
 {
     Builder b = {0};
-    const uint32_t n = (uint32_t)setup->n_gpus;
+    const uint32_t n_gpus = (uint32_t)setup->n_gpus;
+    const uint32_t n = opts->n_simulated_ranks ? opts->n_simulated_ranks : n_gpus;
     b.model = model;
     b.train = train;
     b.opts = opts;
     b.setup = setup;
     b.z = &train->zero;
     b.n_ranks = n;
+    b.n_gpus = n_gpus;
     b.is_textbook = opts->variant == SCHEDULE_TEXTBOOK;
     b.g = graph_create(n);
     params_count(model, &b.params);
-    zero_memory(train, &b.params, model->n_layers, n, &b.mem);
-    b.n_shard = (uint32_t)zero_shard_gpus(b.z, n);
-    if (n % b.n_shard != 0) {
+    zero_memory(train, &b.params, model->n_layers, n_gpus, &b.mem);
+    b.n_shard = (uint32_t)zero_shard_gpus(b.z, n_gpus);
+    if (n_gpus % b.n_shard != 0 || (b.n_shard < n && n % b.n_shard != 0)) {
         graph_destroy(b.g);
         err_set(err, "%s: zero_optimization.mics_shard_size: expected a divisor of the GPU count "
-                "%u, got %u", train->file, n, b.n_shard);
+                "%u, got %u", train->file, n_gpus, b.n_shard);
         return NULL;
     }
     activations_bytes(model, setup, &b.act);

@@ -56,6 +56,8 @@ typedef struct ScheduleOptions {
     bool delayed_param_update; /* ZeRO-Offload's one-step delayed parameter update */
     FsdpStrategy fsdp;
     bool fsdp_backward_prefetch; /* FSDP's BACKWARD_PRE: gather the next unit during backward */
+    uint32_t n_simulated_ranks;  /* symmetric mode: ranks in the graph, standing for all of
+                                    setup->n_gpus (whole nodes); 0: every rank */
 } ScheduleOptions;
 
 /* Builds the graph of n_steps steps for all data-parallel ranks of p, offload included
