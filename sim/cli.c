@@ -109,6 +109,14 @@ const char *cli_data_dir(void)
     return env && env[0] ? env : ZEROSIM_DATA_DIR;
 }
 
+void cli_warn_precision(const char *platform_name, double bf16_flops_per_s, int is_bf16)
+{
+    if (is_bf16 && bf16_flops_per_s <= 0)
+        fprintf(stderr, "zerosim: warning: %s: the GPU has no bf16 tensor cores; the config's "
+                "bf16 runs at its fp16 peak here (real hardware would refuse or emulate it)\n",
+                platform_name);
+}
+
 void cli_warn_not_modelled(const char *file, const StrList *keys)
 {
     if (keys->n_items == 0)

@@ -49,6 +49,9 @@ const char *cli_data_dir(void);
 /* "zerosim: warning: FILE: keys read but not modelled ...: a, b" on stderr, if any. */
 void cli_warn_not_modelled(const char *file, const StrList *keys);
 
+/* Warns when the config asks for bf16 on a GPU without it (its fp16 peak is used). */
+void cli_warn_precision(const char *platform_name, double bf16_flops_per_s, int is_bf16);
+
 /* The commands. Each returns an exit code. */
 int cmd_estimate(int argc, char **argv);
 int cmd_collective(int argc, char **argv);

@@ -118,6 +118,8 @@ int cmd_estimate(int argc, char **argv)
     }
     cli_warn_not_modelled(o[OPT_MODEL].value, &model.not_modelled);
     cli_warn_not_modelled(o[OPT_CONFIG].value, &train.not_modelled);
+    cli_warn_precision(platform.name, platform.gpu.bf16_flops_per_s,
+                       train.precision == PRECISION_BF16);
     if (seq_len == 0)
         strlist_addf(&setup_defaults, "--seq-len %llu (the model's context length)",
                      (unsigned long long)model.max_seq);

@@ -12,6 +12,7 @@
 #include "common/err.h"
 #include "common/xalloc.h"
 #include "engine/engine.h"
+#include "inputs/calibration.h"
 #include "inputs/ds_config.h"
 #include "inputs/model_config.h"
 #include "inputs/platform.h"
@@ -68,6 +69,9 @@ static const char *const help =
     "  --schedule deepspeed|textbook\n"
     "                   DeepSpeed's schedules (default) or the seed chapter's textbook\n"
     "                   algorithms, for teaching (docs/SCHEDULES.md)\n"
+    "  --calibration FILE\n"
+    "                   overlay a zerosim-calibrate result on the platform (GEMM efficiency,\n"
+    "                   PCIe, NVLink, CPU Adam and NVMe rates; docs/CALIBRATION.md)\n"
     "  --algo ring|hier collective algorithm (default ring: NCCL's rail-aligned rings)\n"
     "  --mode auto|full|symmetric\n"
     "                   full simulates every rank; symmetric simulates two nodes whose\n"
@@ -84,7 +88,7 @@ static const char *const help =
 
 enum { OPT_MODEL, OPT_CONFIG, OPT_PLATFORM, OPT_GPUS, OPT_NODES, OPT_SEQ_LEN, OPT_RECOMPUTE,
        OPT_FLASH, OPT_STEPS, OPT_SCHEDULE, OPT_ALGO, OPT_JSON, OPT_TRACE, OPT_TRACE_RANKS,
-       OPT_FSDP, OPT_FSDP_PREFETCH, OPT_DPU, OPT_MODE, N_OPTS };
+       OPT_FSDP, OPT_FSDP_PREFETCH, OPT_DPU, OPT_MODE, OPT_CALIBRATION, N_OPTS };
 
 static double wall_now(void)
 {
@@ -154,6 +158,7 @@ int cmd_run(int argc, char **argv)
         [OPT_FSDP_PREFETCH] = {"--fsdp-backward-prefetch", true, NULL},
         [OPT_DPU] = {"--delayed-param-update", false, NULL},
         [OPT_MODE] = {"--mode", true, NULL},
+        [OPT_CALIBRATION] = {"--calibration", true, NULL},
     };
     const char *cmd = "run";
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
@@ -227,6 +232,14 @@ int cmd_run(int argc, char **argv)
         exit_code = EXIT_BAD_USAGE;
         goto done;
     }
+    if (o[OPT_CALIBRATION].value) {
+        Calibration calibration;
+        if (calibration_load(&calibration, o[OPT_CALIBRATION].value, &err))
+            goto done;
+        int n_fields = calibration_apply(&calibration, &platform);
+        strlist_addf(&setup_defaults, "--calibration %s: %d platform values replaced by "
+                     "measured ones", o[OPT_CALIBRATION].value, n_fields);
+    }
     const uint32_t n_ranks = (uint32_t)platform_n_gpus(&platform);
     traced = xcalloc(n_ranks, sizeof *traced);
     const char *ranks = o[OPT_TRACE_RANKS].value;
@@ -238,6 +251,8 @@ int cmd_run(int argc, char **argv)
     eng.traced = traced;
     cli_warn_not_modelled(o[OPT_MODEL].value, &model.not_modelled);
     cli_warn_not_modelled(o[OPT_CONFIG].value, &train.not_modelled);
+    cli_warn_precision(platform.name, platform.gpu.bf16_flops_per_s,
+                       train.precision == PRECISION_BF16);
     if (fsdp != FSDP_NONE &&
         fsdp_apply(fsdp, prefetch == NULL || strcmp(prefetch, "on") == 0,
                    platform.gpus_per_node, &train, &sched, &err))

@@ -104,9 +104,17 @@ void estimate_report_text(FILE *out, const EstimateReport *r)
     fprintf(out, "\nverdict: %s\n", e->fits ? "fits" : !e->fits_gpu ? "GPU memory runs out"
                                               : !e->fits_cpu        ? "host memory runs out"
                                                                     : "NVMe runs out");
-    const StrList *defaults[] = {r->setup_defaults, &m->defaults_used, &t->defaults_used};
+    estimate_report_defaults_text(out, r);
+}
+
+void estimate_report_defaults_text(FILE *out, const EstimateReport *r)
+{
+    const StrList *defaults[] = {r->setup_defaults, &r->model->defaults_used,
+                                 &r->train->defaults_used};
     const char *title = "\ndefaults applied:    ";
     for (size_t k = 0; k < sizeof defaults / sizeof defaults[0]; k++) {
+        if (defaults[k] == NULL)
+            continue;
         for (size_t i = 0; i < defaults[k]->n_items; i++) {
             fprintf(out, "%s%s\n", title, defaults[k]->items[i]);
             title = "                     ";

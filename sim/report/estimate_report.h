@@ -25,6 +25,10 @@ void estimate_report_text(FILE *out, const EstimateReport *r);
 
 void estimate_report_json(FILE *out, const EstimateReport *r);
 
+/* "defaults applied:" and one line per default the command line, the model file and the
+ * DeepSpeed config left to zerosim (shared with `zerosim run`). */
+void estimate_report_defaults_text(FILE *out, const EstimateReport *r);
+
 /* The "model", "cluster" and "config" members of the report, into an open object (shared
  * with `zerosim run`'s report). */
 void estimate_report_json_inputs(JsonWriter *w, const EstimateReport *r);

@@ -112,6 +112,7 @@ void run_report_text(FILE *out, const RunReport *r)
             (unsigned long long)platform_n_gpus(p), graph_n_ops(r->graph),
             (unsigned long long)res->n_activities, res->wall_s, r->build_wall_s,
             res->wall_s > 0 ? res->n_activities / res->wall_s : 0);
+    estimate_report_defaults_text(out, in);
 }
 
 static void account_json(JsonWriter *w, const char *key, const MemAccount *a)

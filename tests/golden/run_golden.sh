@@ -5,6 +5,8 @@
 #   stdout     expected standard output
 #   stderr     expected standard error (optional: checked only when present)
 #   exit_code  expected exit status
+#   filter     sed -E script applied to stdout before comparing (optional: masks what varies
+#              from run to run, such as host wall-clock times)
 # Directories without a cmd file (golden/inputs/: the bad files the cases read) are not cases.
 # usage: run_golden.sh ZEROSIM CASE_DIR SOURCE_DIR        check one case
 #        run_golden.sh --update ZEROSIM GOLDEN_DIR SOURCE_DIR   rewrite every case
@@ -22,6 +24,7 @@ run_case() {
     # SimGrid switches stacks without AddressSanitizer annotations; under ASan that prints a
     # three-line warning that is not the program's output.
     sed -i '/ASan is ignoring requested __asan_handle_no_return/,+2d' "$err"
+    [ -f "$dir/filter" ] && sed -E -i -f "$dir/filter" "$out"
     if [ $update -eq 1 ]; then
         cp "$out" "$dir/stdout"
         echo "$code" >"$dir/exit_code"
