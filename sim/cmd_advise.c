@@ -172,7 +172,7 @@ static void simulate_child(const Candidate *c, const char *precision, const Mode
                             .is_flash_attention = true};
     ScheduleOptions sched = {.variant = SCHEDULE_DEEPSPEED, .n_steps = 1,
                              .has_activations = true};
-    EngineOptions eng = {.algo = COLL_ALGO_RING};
+    EngineOptions eng = {.algo = COLL_ALGO_AUTO};
     if (candidate_config(c, precision, &train, &err))
         goto done;
     if (estimate_build(model, &train, p, &opts, &est, &err) ||

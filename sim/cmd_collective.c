@@ -32,8 +32,11 @@ static const char *const help =
     "  --gpus N         resize the platform to N GPUs (at least 2)\n"
     "  --nodes N        resize the platform to N nodes\n"
     "  --algo A         ring (NCCL's rings; over whole nodes, rail-aligned channels that\n"
-    "                   use every NIC) or hier (rings inside nodes, then one ring per\n"
-    "                   rail across nodes); default ring\n"
+    "                   use every NIC), tree (all-reduce over whole nodes: NCCL's double\n"
+    "                   binary tree per rail across nodes), hier (rings inside nodes, then\n"
+    "                   one ring per rail across nodes) or auto (default: the tree for\n"
+    "                   all-reduces across nodes below 256 MiB, like NCCL's tuner, else\n"
+    "                   the ring)\n"
     "  --min-bytes A    smallest size, with an optional K, M, G suffix (default 8)\n"
     "  --max-bytes B    largest size (default 8G)\n"
     "  --stepwise       simulate every ring step as its own message (slower; validates\n"
@@ -103,8 +106,11 @@ int cmd_collective(int argc, char **argv)
             opts.algo = COLL_ALGO_RING;
         else if (strcmp(algo, "hier") == 0)
             opts.algo = COLL_ALGO_HIER;
+        else if (strcmp(algo, "tree") == 0)
+            opts.algo = COLL_ALGO_TREE;
         else if (strcmp(algo, "auto") != 0)
-            return cli_usage_error(cmd, "--algo: expected ring, hier or auto, got \"%s\"", algo);
+            return cli_usage_error(cmd, "--algo: expected ring, tree, hier or auto, got \"%s\"",
+                                   algo);
     }
     uint64_t gpus = 0, nodes = 0, min_bytes = 8, max_bytes = 8ull << 30;
     if (cli_count(cmd, "--gpus", o[OPT_GPUS].value, &gpus) ||
@@ -160,7 +166,9 @@ int cmd_collective(int argc, char **argv)
              "algorithm %s, %s mode", graph_collective_name(op), platform.name, n,
              (unsigned long long)platform.n_nodes, platform.n_nodes == 1 ? "" : "s",
              (unsigned long long)platform.gpus_per_node,
-             collective_algo_name(collective_resolve(opts.algo, aligned)),
+             opts.algo == COLL_ALGO_AUTO && aligned && op == COLL_ALL_REDUCE
+                 ? "auto (tree below 256 MiB, ring above)"
+                 : collective_algo_name(collective_resolve(opts.algo, aligned, op, 0.0)),
              opts.is_stepwise ? "stepwise" : "fluid");
     const char *json = o[OPT_JSON].value;
     if (json && strcmp(json, "-") == 0) {

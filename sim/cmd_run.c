@@ -72,7 +72,10 @@ static const char *const help =
     "  --calibration FILE\n"
     "                   overlay a zerosim-calibrate result on the platform (GEMM efficiency,\n"
     "                   PCIe, NVLink, CPU Adam and NVMe rates; docs/CALIBRATION.md)\n"
-    "  --algo ring|hier collective algorithm (default ring: NCCL's rail-aligned rings)\n"
+    "  --algo auto|ring|tree|hier\n"
+    "                   collective algorithm (docs/COLLECTIVES.md); auto, the default,\n"
+    "                   picks NCCL's tree for all-reduces across nodes below 256 MiB and\n"
+    "                   its rail-aligned rings otherwise\n"
     "  --mode auto|full|symmetric\n"
     "                   full simulates every rank; symmetric simulates two nodes whose\n"
     "                   collectives carry the volumes and steps of all of them (exact for\n"
@@ -207,12 +210,17 @@ int cmd_run(int argc, char **argv)
     if (strcmp(mode, "auto") != 0 && strcmp(mode, "full") != 0 &&
         strcmp(mode, "symmetric") != 0)
         return cli_usage_error(cmd, "--mode: expected auto, full or symmetric, got \"%s\"", mode);
-    EngineOptions eng = {.algo = COLL_ALGO_RING, .show_progress = isatty(fileno(stderr))};
+    EngineOptions eng = {.algo = COLL_ALGO_AUTO, .show_progress = isatty(fileno(stderr))};
     const char *algo = o[OPT_ALGO].value;
     if (algo && strcmp(algo, "hier") == 0)
         eng.algo = COLL_ALGO_HIER;
-    else if (algo && strcmp(algo, "ring") != 0)
-        return cli_usage_error(cmd, "--algo: expected ring or hier, got \"%s\"", algo);
+    else if (algo && strcmp(algo, "ring") == 0)
+        eng.algo = COLL_ALGO_RING;
+    else if (algo && strcmp(algo, "tree") == 0)
+        eng.algo = COLL_ALGO_TREE;
+    else if (algo && strcmp(algo, "auto") != 0)
+        return cli_usage_error(cmd, "--algo: expected auto, ring, tree or hier, got \"%s\"",
+                               algo);
 
     Err err = {0};
     ModelConfig model = {0};

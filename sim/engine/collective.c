@@ -15,9 +15,26 @@ bool collective_is_node_aligned(const Platform *p, const uint32_t *members, uint
     return true;
 }
 
-CollAlgo collective_resolve(CollAlgo algo, bool is_node_aligned)
+CollAlgo collective_resolve(CollAlgo algo, bool is_node_aligned, CollectiveKind kind,
+                            double bytes)
 {
-    return algo == COLL_ALGO_HIER && is_node_aligned ? COLL_ALGO_HIER : COLL_ALGO_RING;
+    if (!is_node_aligned)
+        return COLL_ALGO_RING;
+    if (algo == COLL_ALGO_AUTO)
+        return kind == COLL_ALL_REDUCE && bytes < COLLECTIVE_TREE_MAX_BYTES ? COLL_ALGO_TREE
+                                                                            : COLL_ALGO_RING;
+    if (algo == COLL_ALGO_TREE && kind != COLL_ALL_REDUCE)
+        return COLL_ALGO_RING;
+    return algo;
+}
+
+/* Depth of a binary tree over n nodes: the hops a message climbs (and descends). */
+static uint32_t tree_depth(uint32_t n)
+{
+    uint32_t depth = 0;
+    while ((1u << depth) < n + 1)
+        depth++;
+    return depth;
 }
 
 /* Volume one ring member sends for `kind` over n members, and the ring's step count. */
@@ -137,6 +154,18 @@ static void hierarchical(CollPlan *plan, CollectiveKind kind, uint32_t g, uint32
     }
 }
 
+/* NCCL's all-reduce tree over whole nodes: a reduce-scatter inside the node, a double binary
+ * tree per rail across nodes (the ring's volume, the tree's latency), an all-gather inside. */
+static void tree(CollPlan *plan, uint32_t g, uint32_t n, uint32_t n_logical, uint32_t index,
+                 const uint32_t *members, double bytes)
+{
+    hierarchical(plan, COLL_ALL_REDUCE, g, n, n_logical, index, members, bytes, 0);
+    /* phases: intra reduce-scatter (when g > 1), inter-node all-reduce, intra all-gather */
+    uint32_t inter = g > 1 ? 1 : 0;
+    if (inter < plan->n_phases)
+        plan->phase[inter].steps = 2 * tree_depth(n_logical / g);
+}
+
 void collective_plan(const Platform *p, CollectiveKind kind, CollAlgo algo, bool is_node_aligned,
                      const uint32_t *members, uint32_t n, uint32_t n_logical, uint32_t index,
                      double bytes, uint32_t root_index, CollPlan *out)
@@ -145,7 +174,9 @@ void collective_plan(const Platform *p, CollectiveKind kind, CollAlgo algo, bool
     out->n_phases = 0;
     if (n_logical < n)
         n_logical = n;
-    if (algo == COLL_ALGO_HIER && is_node_aligned)
+    if (algo == COLL_ALGO_TREE && is_node_aligned && kind == COLL_ALL_REDUCE)
+        tree(out, g, n, n_logical, index, members, bytes);
+    else if (algo == COLL_ALGO_HIER && is_node_aligned)
         hierarchical(out, kind, g, n, n_logical, index, members, bytes, root_index);
     else if (is_node_aligned) /* a broadcast's root still receives here: one hop, no more */
         channelised_ring(out, kind, g, n, n_logical, index, members, bytes);
@@ -157,7 +188,7 @@ void collective_plan(const Platform *p, CollectiveKind kind, CollAlgo algo, bool
 
 const char *collective_algo_name(CollAlgo algo)
 {
-    static const char *const names[] = {"auto", "ring", "hier"};
+    static const char *const names[] = {"auto", "ring", "hier", "tree"};
     return names[algo];
 }
 

@@ -14,6 +14,12 @@
  *    all-gather inter then intra, all-reduce intra reduce-scatter, inter all-reduce, intra
  *    all-gather, broadcast through the root's node then along every rail. Each inter-node
  *    ring runs per rail on 1/g of the buffer: less network traffic than NCCL's ring.
+ *  - tree (all-reduce over whole nodes): NCCL's double binary tree across nodes, one per
+ *    rail, between an intra-node reduce-scatter and all-gather. In a double binary tree every
+ *    rank sends, on average, what a ring member sends (2(n-1)/n of its data: half up and half
+ *    down each tree), so the fluid form keeps the ring's volume; what changes is the latency,
+ *    2 ceil(log2(n + 1)) hops across nodes instead of 2(n-1). Other collectives use the ring,
+ *    as NCCL does.
  * In fluid mode every flow of every phase starts at once (phases are pipelined, as NCCL
  * pipelines chunks) and the member then waits steps x hop latency; in stepwise mode every step
  * is its own message and a member moves on only when it has sent and received the current
@@ -28,7 +34,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef enum CollAlgo { COLL_ALGO_AUTO, COLL_ALGO_RING, COLL_ALGO_HIER } CollAlgo;
+typedef enum CollAlgo { COLL_ALGO_AUTO, COLL_ALGO_RING, COLL_ALGO_HIER, COLL_ALGO_TREE } CollAlgo;
+
+/* Below this size an all-reduce across nodes uses the tree under COLL_ALGO_AUTO: NCCL's tuner
+ * prefers its trees where latency dominates and its rings for large messages. */
+#define COLLECTIVE_TREE_MAX_BYTES (256.0 * 1024 * 1024)
 
 #define COLLECTIVE_MAX_PHASES 3
 #define COLLECTIVE_MAX_FLOWS 2 /* per phase: NVLink and NIC parts of a channelised ring */
@@ -55,9 +65,11 @@ typedef struct CollPlan {
  * a node boundary, more than one node). */
 bool collective_is_node_aligned(const Platform *p, const uint32_t *members, uint32_t n);
 
-/* The algorithm `algo` resolves to: auto is ring; hier on a group that is not whole nodes
- * falls back to ring. */
-CollAlgo collective_resolve(CollAlgo algo, bool is_node_aligned);
+/* The algorithm `algo` resolves to for a collective of `kind` and `bytes`: auto is the tree for
+ * all-reduces over whole nodes below COLLECTIVE_TREE_MAX_BYTES and the ring otherwise; hier
+ * and tree need whole nodes (else ring), and tree an all-reduce. */
+CollAlgo collective_resolve(CollAlgo algo, bool is_node_aligned, CollectiveKind kind,
+                            double bytes);
 
 /* Member `index`'s plan in a collective of `bytes` over `members` (n of them), with the
  * broadcast root given as an index into members; `is_node_aligned` as computed above. The

@@ -440,7 +440,9 @@ int engine_run(const Graph *g, const EngineOptions *opts, EngineResult *out, Err
             cached_group = run.collectives[c].group;
             cached_aligned = collective_is_node_aligned(p, members, n);
         }
-        run.algo[c] = (uint8_t)collective_resolve(opts->algo, cached_aligned);
+        run.algo[c] = (uint8_t)collective_resolve(opts->algo, cached_aligned,
+                                                  (CollectiveKind)run.collectives[c].kind,
+                                                  run.collectives[c].bytes);
         run.is_aligned[c] = cached_aligned;
     }
 
