@@ -70,6 +70,22 @@ void breakdown_rank(const Graph *g, const EngineResult *r, uint32_t rank, Breakd
         }
     }
 
+    for (uint32_t i = 0; i < n_ops; i++) {
+        if (ops[i].rank != rank)
+            continue;
+        double d = r->op_end_s[i] - r->op_start_s[i];
+        if (ops[i].kind == OP_COPY && ops[i].sub == COPY_H2D)
+            out->busy_h2d_s += d;
+        else if (ops[i].kind == OP_COPY && ops[i].sub == COPY_D2H)
+            out->busy_d2h_s += d;
+        else if (ops[i].kind == OP_DISK && ops[i].sub == DISK_READ)
+            out->busy_nvme_read_s += d;
+        else if (ops[i].kind == OP_DISK)
+            out->busy_nvme_write_s += d;
+        else if (ops[i].kind == OP_COMPUTE && ops[i].sub == DEVICE_CPU)
+            out->busy_cpu_s += d;
+    }
+
     OpId last_done = GRAPH_NO_OP;
     for (uint32_t i = 0; i < n_ops; i++) {
         bool takes_time = ops[i].kind != OP_ALLOC && ops[i].kind != OP_FREE;

@@ -27,6 +27,8 @@ typedef struct Breakdown {
     double exposed_nvme_write_s;
     double exposed_cpu_s;                 /* waits on the host optimizer (CPU Adam) */
     double idle_s;                        /* waits on nothing modelled (or start-up) */
+    /* how long the rank's own transfers and host work ran, hidden or not */
+    double busy_h2d_s, busy_d2h_s, busy_nvme_read_s, busy_nvme_write_s, busy_cpu_s;
 } Breakdown;
 
 /* The breakdown of rank `rank`. */

@@ -78,6 +78,14 @@ void run_report_text(FILE *out, const RunReport *r)
     line(out, "exposed NVMe write", b->exposed_nvme_write_s / k, total);
     line(out, "exposed CPU optimizer", b->exposed_cpu_s / k, total);
     line(out, "idle", b->idle_s / k, total);
+    if (b->busy_h2d_s + b->busy_d2h_s + b->busy_nvme_read_s + b->busy_nvme_write_s +
+            b->busy_cpu_s > 0)
+        fprintf(out, "  offload work per step, busy / exposed s: PCIe H2D %.3f / %.3f, D2H "
+                "%.3f / %.3f, NVMe read %.3f / %.3f, write %.3f / %.3f, CPU optimizer %.3f / "
+                "%.3f\n", b->busy_h2d_s / k, b->exposed_h2d_s / k, b->busy_d2h_s / k,
+                b->exposed_d2h_s / k, b->busy_nvme_read_s / k, b->exposed_nvme_read_s / k,
+                b->busy_nvme_write_s / k, b->exposed_nvme_write_s / k, b->busy_cpu_s / k,
+                b->exposed_cpu_s / k);
 
     fprintf(out, "\n%-36s %10s\n", "memory per GPU (simulated peak)", "GiB");
     row(out, "parameters", gib(m.gpu_peak->at_peak[MEM_PARAMS]));
@@ -88,6 +96,15 @@ void run_report_text(FILE *out, const RunReport *r)
     fprintf(out, "  %-34s %10.2f   of %.2f, at %.4f s on rank %u (estimate: %.2f)\n", "= peak",
             gib(m.gpu_peak->peak_bytes), gib(m.gpu_peak->capacity_bytes), m.gpu_peak->peak_time_s,
             m.peak_rank, gib((double)e->gpu_peak));
+    fprintf(out, "  %-34s %10.2f   host per node (estimate: %.2f)\n", "host memory peak",
+            gib(m.cpu_peak->peak_bytes), gib((double)e->cpu_peak));
+    if (m.nvme_peak->peak_bytes > 0)
+        fprintf(out, "  %-34s %10.2f   NVMe per node (estimate: %.2f)\n", "NVMe peak",
+                gib(m.nvme_peak->peak_bytes), gib((double)e->nvme_peak));
+    if (e->has_ds_estimate)
+        fprintf(out, "  DeepSpeed's estimator (model states only): GPU %.2f GiB, host %.2f GiB per "
+                "node\n", gib((double)e->ds_estimate.gpu_bytes),
+                gib((double)e->ds_estimate.cpu_bytes));
     if (m.oom)
         fprintf(out, "OUT OF MEMORY: %s of rank %u needs %.2f GiB of %.2f at %.4f s\n",
                 graph_space_name(m.oom_space), m.oom_rank, gib(m.oom->oom_bytes),
@@ -182,6 +199,15 @@ void run_report_json(FILE *out, const RunReport *r)
     account_json(&w, "cpu", m.cpu_peak);
     account_json(&w, "nvme", m.nvme_peak);
     json_kv_u64(&w, "estimate_gpu_peak_bytes", e->gpu_peak);
+    json_key(&w, "deepspeed_estimator");
+    if (e->has_ds_estimate) {
+        json_begin_object(&w);
+        json_kv_u64(&w, "gpu_bytes", e->ds_estimate.gpu_bytes);
+        json_kv_u64(&w, "cpu_bytes_per_node", e->ds_estimate.cpu_bytes);
+        json_end_object(&w);
+    } else {
+        json_null(&w);
+    }
     json_end_object(&w);
 
     json_key(&w, "comm");
@@ -226,6 +252,14 @@ void run_report_json(FILE *out, const RunReport *r)
     json_kv_double(&w, "exposed_nvme_read_s", b->exposed_nvme_read_s / k);
     json_kv_double(&w, "exposed_nvme_write_s", b->exposed_nvme_write_s / k);
     json_kv_double(&w, "exposed_cpu_optimizer_s", b->exposed_cpu_s / k);
+    json_key(&w, "busy_s");
+    json_begin_object(&w);
+    json_kv_double(&w, "h2d", b->busy_h2d_s / k);
+    json_kv_double(&w, "d2h", b->busy_d2h_s / k);
+    json_kv_double(&w, "nvme_read", b->busy_nvme_read_s / k);
+    json_kv_double(&w, "nvme_write", b->busy_nvme_write_s / k);
+    json_kv_double(&w, "cpu_optimizer", b->busy_cpu_s / k);
+    json_end_object(&w);
     json_kv_double(&w, "idle_s", b->idle_s / k);
     json_kv_double(&w, "compute_bound_step_s", e->compute_bound_step_s);
     json_end_object(&w);
