@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include "common/suggest.h"
+#include "model/setup.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -126,4 +127,42 @@ void cli_warn_not_modelled(const char *file, const StrList *keys)
     for (size_t i = 0; i < keys->n_items; i++)
         fprintf(stderr, "%s%s", i ? ", " : "", keys->items[i]);
     fputc('\n', stderr);
+}
+
+int cli_require(const char *command, const CliOption *options, int first, int last)
+{
+    for (int k = first; k <= last; k++)
+        if (options[k].value == NULL)
+            return cli_usage_error(command, "%s: expected a value for this required option, got "
+                                   "nothing", options[k].name);
+    return 0;
+}
+
+int cli_setup_options(const char *command, const char *seq_len, const char *recompute,
+                      const char *flash, EstimateOptions *out)
+{
+    *out = (EstimateOptions){.recompute = RECOMPUTE_NONE, .checkpoint_every = 1,
+                             .is_flash_attention = true};
+    if (cli_count(command, "--seq-len", seq_len, &out->seq_len))
+        return EXIT_BAD_USAGE;
+    if (recompute && setup_recompute_parse(recompute, &out->recompute, &out->checkpoint_every))
+        return cli_usage_error(command, "--activation-checkpointing: expected none, selective, "
+                               "full or every:N, got \"%s\"", recompute);
+    if (flash && strcmp(flash, "on") != 0 && strcmp(flash, "off") != 0)
+        return cli_usage_error(command, "--flash-attention: expected on or off, got \"%s\"",
+                               flash);
+    out->is_flash_attention = flash == NULL || strcmp(flash, "on") == 0;
+    return 0;
+}
+
+void cli_setup_defaults(const char *seq_len, const char *recompute, const char *flash,
+                        uint64_t model_max_seq, StrList *defaults)
+{
+    if (seq_len == NULL)
+        strlist_addf(defaults, "--seq-len %llu (the model's context length)",
+                     (unsigned long long)model_max_seq);
+    if (recompute == NULL)
+        strlist_addf(defaults, "--activation-checkpointing none");
+    if (flash == NULL)
+        strlist_addf(defaults, "--flash-attention on");
 }

@@ -10,6 +10,7 @@
 #define ZEROSIM_CLI_H
 
 #include "common/strlist.h"
+#include "model/estimate.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -26,6 +27,35 @@ typedef struct CliOption {
  * given (help printed to stdout), or EXIT_BAD_USAGE with a message on stderr. */
 int cli_parse(const char *command, const char *help, int argc, char **argv, int first,
               CliOption *options, int n_options);
+
+/* Help lines shared by the commands that take a model, a config and a platform. */
+#define CLI_HELP_INPUTS                                                                            \
+    "  --model M        HuggingFace config.json path or preset (e.g. llama-2-7b, gpt3-175b)\n"   \
+    "  --config D       DeepSpeed ds_config.json path or shipped name (e.g. zero3)\n"            \
+    "  --platform P     platform JSON path or shipped name (e.g. dgx-a100-80g)\n"
+#define CLI_HELP_SETUP                                                                             \
+    "  --gpus N         resize the platform to N GPUs (a divisor of a node, or whole nodes)\n"   \
+    "  --nodes N        resize the platform to N nodes\n"                                        \
+    "  --seq-len S      tokens per sequence (default: the model's context length)\n"             \
+    "  --activation-checkpointing none|selective|full|every:N\n"                                 \
+    "                   recomputation in the model code: selective drops the attention\n"       \
+    "                   scores (Korthikanti et al.), full re-runs every layer, every:N\n"        \
+    "                   every N-th layer, as FSDP codebases' per-layer checkpointing\n"         \
+    "                   (default: none)\n"                                                       \
+    "  --flash-attention on|off\n"                                                               \
+    "                   attention without stored s x s scores (default: on)\n"
+
+/* Fails with a usage error naming the first of options[first..last] that was not given. */
+int cli_require(const char *command, const CliOption *options, int first, int last);
+
+/* --seq-len, --activation-checkpointing and --flash-attention (each NULL when absent) into
+ * out. 0, or EXIT_BAD_USAGE with the message printed. */
+int cli_setup_options(const char *command, const char *seq_len, const char *recompute,
+                      const char *flash, EstimateOptions *out);
+
+/* Records in `defaults` the run choices the command line left to zerosim. */
+void cli_setup_defaults(const char *seq_len, const char *recompute, const char *flash,
+                        uint64_t model_max_seq, StrList *defaults);
 
 /* The value of option `name` (NULL when absent). */
 const char *cli_value(const CliOption *options, int n_options, const char *name);

@@ -259,10 +259,8 @@ int cmd_advise(int argc, char **argv)
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
     if (rc)
         return rc == 1 ? EXIT_OK : rc;
-    for (int k = OPT_MODEL; k <= OPT_PLATFORM; k++)
-        if (o[k].value == NULL)
-            return cli_usage_error(cmd, "%s: expected a value for this required option, got "
-                                   "nothing", o[k].name);
+    if (cli_require(cmd, o, OPT_MODEL, OPT_PLATFORM))
+        return EXIT_BAD_USAGE;
     uint64_t gpus = 0, nodes = 0, batch = 0, seq = 0, max_micro = 64;
     if (cli_count(cmd, "--gpus", o[OPT_GPUS].value, &gpus) ||
         cli_count(cmd, "--nodes", o[OPT_NODES].value, &nodes) ||

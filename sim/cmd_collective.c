@@ -91,10 +91,8 @@ int cmd_collective(int argc, char **argv)
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
     if (rc)
         return rc == 1 ? EXIT_OK : rc;
-    for (int k = OPT_PLATFORM; k <= OPT_OP; k++)
-        if (o[k].value == NULL)
-            return cli_usage_error(cmd, "%s: expected a value for this required option, got "
-                                   "nothing", o[k].name);
+    if (cli_require(cmd, o, OPT_PLATFORM, OPT_OP))
+        return EXIT_BAD_USAGE;
     CollectiveKind op;
     if (parse_op(o[OPT_OP].value, &op))
         return cli_usage_error(cmd, "--op: expected all_reduce, all_gather, reduce_scatter or "

@@ -24,21 +24,8 @@ static const char *const help =
     "ZeRO stage, activations, buffers) against HBM, host and NVMe needs per node,\n"
     "DeepSpeed's own estimator beside it, bytes each rank sends per step, FLOPs per step.\n"
     "\n"
-    "required:\n"
-    "  --model M        HuggingFace config.json path or preset (e.g. llama-2-7b, gpt3-175b)\n"
-    "  --config D       DeepSpeed ds_config.json path or shipped name (e.g. zero3)\n"
-    "  --platform P     platform JSON path or shipped name (e.g. dgx-a100-80g)\n"
-    "options:\n"
-    "  --gpus N         resize the platform to N GPUs (a divisor of a node, or whole nodes)\n"
-    "  --nodes N        resize the platform to N nodes\n"
-    "  --seq-len S      tokens per sequence (default: the model's context length)\n"
-    "  --activation-checkpointing none|selective|full|every:N\n"
-    "                   recomputation in the model code: selective drops the attention\n"
-    "                   scores (Korthikanti et al.), full re-runs every layer, every:N\n"
-    "                   every N-th layer, as FSDP codebases' per-layer checkpointing\n"
-    "                   (default: none)\n"
-    "  --flash-attention on|off\n"
-    "                   attention without stored s x s scores (default: on)\n"
+    "required:\n" CLI_HELP_INPUTS
+    "options:\n" CLI_HELP_SETUP
     "  --json FILE|-    also write the JSON report to FILE; '-' writes only JSON to stdout\n"
     "  -h, --help       this text\n"
     "\n"
@@ -81,24 +68,16 @@ int cmd_estimate(int argc, char **argv)
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
     if (rc)
         return rc == 1 ? EXIT_OK : rc;
-    for (int k = OPT_MODEL; k <= OPT_PLATFORM; k++)
-        if (o[k].value == NULL)
-            return cli_usage_error(cmd, "%s: expected a value for this required option, got "
-                                   "nothing", o[k].name);
-    uint64_t gpus = 0, nodes = 0, seq_len = 0;
-    EstimateOptions opts = {.recompute = RECOMPUTE_NONE, .is_flash_attention = true};
+    if (cli_require(cmd, o, OPT_MODEL, OPT_PLATFORM))
+        return EXIT_BAD_USAGE;
+    uint64_t gpus = 0, nodes = 0;
+    EstimateOptions opts;
+    const char *seq = o[OPT_SEQ_LEN].value, *recompute = o[OPT_RECOMPUTE].value,
+               *flash = o[OPT_FLASH].value;
     if (cli_count(cmd, "--gpus", o[OPT_GPUS].value, &gpus) ||
         cli_count(cmd, "--nodes", o[OPT_NODES].value, &nodes) ||
-        cli_count(cmd, "--seq-len", o[OPT_SEQ_LEN].value, &seq_len))
+        cli_setup_options(cmd, seq, recompute, flash, &opts))
         return EXIT_BAD_USAGE;
-    const char *recompute = o[OPT_RECOMPUTE].value, *flash = o[OPT_FLASH].value;
-    if (recompute && setup_recompute_parse(recompute, &opts.recompute, &opts.checkpoint_every))
-        return cli_usage_error(cmd, "--activation-checkpointing: expected none, selective, full "
-                               "or every:N, got \"%s\"", recompute);
-    if (flash && strcmp(flash, "on") != 0 && strcmp(flash, "off") != 0)
-        return cli_usage_error(cmd, "--flash-attention: expected on or off, got \"%s\"", flash);
-    opts.is_flash_attention = flash == NULL || strcmp(flash, "on") == 0;
-    opts.seq_len = seq_len;
 
     Err err = {0};
     ModelConfig model = {0};
@@ -120,13 +99,7 @@ int cmd_estimate(int argc, char **argv)
     cli_warn_not_modelled(o[OPT_CONFIG].value, &train.not_modelled);
     cli_warn_precision(platform.name, platform.gpu.bf16_flops_per_s,
                        train.precision == PRECISION_BF16);
-    if (seq_len == 0)
-        strlist_addf(&setup_defaults, "--seq-len %llu (the model's context length)",
-                     (unsigned long long)model.max_seq);
-    if (recompute == NULL)
-        strlist_addf(&setup_defaults, "--activation-checkpointing none");
-    if (flash == NULL)
-        strlist_addf(&setup_defaults, "--flash-attention on");
+    cli_setup_defaults(seq, recompute, flash, model.max_seq, &setup_defaults);
 
     Estimate est;
     if (estimate_build(&model, &train, &platform, &opts, &est, &err))

@@ -42,21 +42,8 @@ static const char *const help =
     "idle), the simulated memory peak per GPU with its breakdown and whether it fits, and\n"
     "the bytes each rank sends per collective and per link class.\n"
     "\n"
-    "required:\n"
-    "  --model M        HuggingFace config.json path or preset (e.g. llama-2-7b, gpt3-175b)\n"
-    "  --config D       DeepSpeed ds_config.json path or shipped name (e.g. zero3)\n"
-    "  --platform P     platform JSON path or shipped name (e.g. dgx-a100-80g)\n"
-    "options:\n"
-    "  --gpus N         resize the platform to N GPUs (a divisor of a node, or whole nodes)\n"
-    "  --nodes N        resize the platform to N nodes\n"
-    "  --seq-len S      tokens per sequence (default: the model's context length)\n"
-    "  --activation-checkpointing none|selective|full|every:N\n"
-    "                   recomputation in the model code: selective drops the attention\n"
-    "                   scores (Korthikanti et al.), full re-runs every layer, every:N\n"
-    "                   every N-th layer, as FSDP codebases' per-layer checkpointing\n"
-    "                   (default: none)\n"
-    "  --flash-attention on|off\n"
-    "                   attention without stored s x s scores (default: on)\n"
+    "required:\n" CLI_HELP_INPUTS
+    "options:\n" CLI_HELP_SETUP
     "  --steps K        optimizer steps to simulate back to back (default 1)\n"
     "  --delayed-param-update\n"
     "                   ZeRO-Offload's one-step delayed parameter update: the CPU\n"
@@ -167,28 +154,20 @@ int cmd_run(int argc, char **argv)
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
     if (rc)
         return rc == 1 ? EXIT_OK : rc;
-    for (int k = OPT_MODEL; k <= OPT_PLATFORM; k++)
-        if (o[k].value == NULL)
-            return cli_usage_error(cmd, "%s: expected a value for this required option, got "
-                                   "nothing", o[k].name);
-    uint64_t gpus = 0, nodes = 0, seq_len = 0, steps = 1;
-    EstimateOptions est_opts = {.recompute = RECOMPUTE_NONE, .is_flash_attention = true};
+    if (cli_require(cmd, o, OPT_MODEL, OPT_PLATFORM))
+        return EXIT_BAD_USAGE;
+    uint64_t gpus = 0, nodes = 0, steps = 1;
+    EstimateOptions est_opts;
+    const char *seq = o[OPT_SEQ_LEN].value, *recompute = o[OPT_RECOMPUTE].value,
+               *flash = o[OPT_FLASH].value;
     if (cli_count(cmd, "--gpus", o[OPT_GPUS].value, &gpus) ||
         cli_count(cmd, "--nodes", o[OPT_NODES].value, &nodes) ||
-        cli_count(cmd, "--seq-len", o[OPT_SEQ_LEN].value, &seq_len) ||
-        cli_count(cmd, "--steps", o[OPT_STEPS].value, &steps))
+        cli_count(cmd, "--steps", o[OPT_STEPS].value, &steps) ||
+        cli_setup_options(cmd, seq, recompute, flash, &est_opts))
         return EXIT_BAD_USAGE;
     if (steps > 1000)
         return cli_usage_error(cmd, "--steps: expected at most 1000, got %llu",
                                (unsigned long long)steps);
-    const char *recompute = o[OPT_RECOMPUTE].value, *flash = o[OPT_FLASH].value;
-    if (recompute && setup_recompute_parse(recompute, &est_opts.recompute, &est_opts.checkpoint_every))
-        return cli_usage_error(cmd, "--activation-checkpointing: expected none, selective, full "
-                               "or every:N, got \"%s\"", recompute);
-    if (flash && strcmp(flash, "on") != 0 && strcmp(flash, "off") != 0)
-        return cli_usage_error(cmd, "--flash-attention: expected on or off, got \"%s\"", flash);
-    est_opts.is_flash_attention = flash == NULL || strcmp(flash, "on") == 0;
-    est_opts.seq_len = seq_len;
     ScheduleOptions sched = {.variant = SCHEDULE_DEEPSPEED, .n_steps = (uint32_t)steps,
                              .has_activations = true,
                              .delayed_param_update = o[OPT_DPU].value != NULL};
@@ -265,13 +244,7 @@ int cmd_run(int argc, char **argv)
         fsdp_apply(fsdp, prefetch == NULL || strcmp(prefetch, "on") == 0,
                    platform.gpus_per_node, &train, &sched, &err))
         goto done;
-    if (seq_len == 0)
-        strlist_addf(&setup_defaults, "--seq-len %llu (the model's context length)",
-                     (unsigned long long)model.max_seq);
-    if (recompute == NULL)
-        strlist_addf(&setup_defaults, "--activation-checkpointing none");
-    if (flash == NULL)
-        strlist_addf(&setup_defaults, "--flash-attention on");
+    cli_setup_defaults(seq, recompute, flash, model.max_seq, &setup_defaults);
 
     Estimate est;
     if (estimate_build(&model, &train, &platform, &est_opts, &est, &err))
