@@ -86,6 +86,7 @@ void cli_warn_precision(const char *platform_name, double bf16_flops_per_s, int 
 int cmd_estimate(int argc, char **argv);
 int cmd_collective(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 int cmd_advise(int argc, char **argv);
 
 #endif

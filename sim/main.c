@@ -23,6 +23,7 @@ static const char *const main_help =
     "  run         simulate training steps on a SimGrid model of the cluster\n"
     "  advise      rank ZeRO stages, offload and micro-batches for a model and cluster\n"
     "  collective  simulate one collective over a range of sizes, like nccl-tests\n"
+    "  sweep       run a grid of configurations in parallel workers, to CSV or JSONL\n"
     "\n"
     "options:\n"
     "  -h, --help     this text; `zerosim <command> --help` describes a command\n"
@@ -52,7 +53,10 @@ int main(int argc, char **argv)
         return cmd_run(argc, argv);
     if (strcmp(argv[1], "advise") == 0)
         return cmd_advise(argc, argv);
-    static const char *const commands[] = {"estimate", "run", "advise", "collective", NULL};
+    if (strcmp(argv[1], "sweep") == 0)
+        return cmd_sweep(argc, argv);
+    static const char *const commands[] = {"estimate", "run", "advise", "collective", "sweep",
+                                           NULL};
     const char *best = suggest_closest(argv[1], commands);
     fprintf(stderr, "zerosim: unknown command \"%s\"%s%s%s (see zerosim --help)\n", argv[1],
             best ? " (did you mean \"" : "", best ? best : "", best ? "\"?)" : "");

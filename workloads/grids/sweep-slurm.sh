@@ -1,0 +1,37 @@
+#!/bin/bash
+# A zerosim sweep spread over a SLURM job array: array task I of N runs shard I/N of the grid
+# into its own CSV, with one worker per allocated CPU. Shards are interleaved (id % N), so
+# they take about the same time. Resubmitting the same array resumes: each shard skips the
+# rows its file already holds. docs/SWEEP.md explains the options.
+#
+#   sbatch workloads/grids/sweep-slurm.sh                         # the example grid, 16 shards
+#   sbatch --array=0-63 --export=ALL,GRID=my-grid.json,OUT_DIR=runs/mine \
+#          workloads/grids/sweep-slurm.sh
+#
+# Submit from the zerosim checkout (a file system the compute nodes share): the grid, the
+# models, configs and platforms are read there. The array must be a plain range (0-15, not
+# 0-15:2 or 1,4,9). When every task is done, merge the shards into one CSV:
+#
+#   { head -n 1 "$OUT_DIR/shard-0.csv"; for f in "$OUT_DIR"/shard-*.csv; do tail -n +2 "$f"; done; } > sweep.csv
+#
+#SBATCH --job-name=zerosim-sweep
+#SBATCH --array=0-15
+#SBATCH --ntasks=1
+#SBATCH --cpus-per-task=8
+#SBATCH --mem-per-cpu=2G
+#SBATCH --time=01:00:00
+#SBATCH --output=zerosim-sweep-%A_%a.log
+set -euo pipefail
+
+GRID=${GRID:-workloads/grids/example.json}
+ZEROSIM=${ZEROSIM:-build/zerosim}
+OUT_DIR=${OUT_DIR:-sweep-out}
+
+# Shard index and count from the array's own range, whatever it starts at.
+first=${SLURM_ARRAY_TASK_MIN:?submit with sbatch --array}
+n_shards=$((SLURM_ARRAY_TASK_MAX - first + 1))
+shard=$((SLURM_ARRAY_TASK_ID - first))
+
+mkdir -p "$OUT_DIR"
+exec "$ZEROSIM" sweep "$GRID" -j "${SLURM_CPUS_PER_TASK:-1}" --shard "$shard/$n_shards" \
+    --out "$OUT_DIR/shard-$shard.csv"
