@@ -44,8 +44,8 @@ int cli_parse(const char *command, const char *help, int argc, char **argv, int 
         if (opt == NULL) {
             const char *best = suggest_closest(arg, names);
             if (best != NULL)
-                return cli_usage_error(command, "unknown option \"%s\" (did you mean \"%s\"?)",
-                                       arg, best);
+                return cli_usage_error(command, "unknown option \"%s\" (did you mean \"%s\"?)", arg,
+                                       best);
             return cli_usage_error(command, "unknown option \"%s\"", arg);
         }
         if (!opt->takes_value) {
@@ -78,14 +78,26 @@ static int parse_scaled(const char *command, const char *option, const char *tex
     uint64_t scale = 1;
     if (allow_suffix && end != NULL && end != text && end[0] != '\0' && end[1] == '\0') {
         switch (end[0]) {
-        case 'K': case 'k': scale = 1ull << 10; end++; break;
-        case 'M': case 'm': scale = 1ull << 20; end++; break;
-        case 'G': case 'g': scale = 1ull << 30; end++; break;
+        case 'K':
+        case 'k':
+            scale = 1ull << 10;
+            end++;
+            break;
+        case 'M':
+        case 'm':
+            scale = 1ull << 20;
+            end++;
+            break;
+        case 'G':
+        case 'g':
+            scale = 1ull << 30;
+            end++;
+            break;
         default: break;
         }
     }
-    if (text[0] == '-' || text[0] == '\0' || end == text || *end != '\0' || errno != 0 ||
-        v == 0 || v > (1ull << 50) / scale)
+    if (text[0] == '-' || text[0] == '\0' || end == text || *end != '\0' || errno != 0 || v == 0 ||
+        v > (1ull << 50) / scale)
         return cli_usage_error(command, "%s: expected %s, got \"%s\"", option,
                                allow_suffix ? "a positive size in bytes (e.g. 8, 64K, 1M, 8G)"
                                             : "a positive integer",
@@ -113,7 +125,8 @@ const char *cli_data_dir(void)
 void cli_warn_precision(const char *platform_name, double bf16_flops_per_s, int is_bf16)
 {
     if (is_bf16 && bf16_flops_per_s <= 0)
-        fprintf(stderr, "zerosim: warning: %s: the GPU has no bf16 tensor cores; the config's "
+        fprintf(stderr,
+                "zerosim: warning: %s: the GPU has no bf16 tensor cores; the config's "
                 "bf16 runs at its fp16 peak here (real hardware would refuse or emulate it)\n",
                 platform_name);
 }
@@ -122,8 +135,10 @@ void cli_warn_not_modelled(const char *file, const StrList *keys)
 {
     if (keys->n_items == 0)
         return;
-    fprintf(stderr, "zerosim: warning: %s: keys read but not modelled (they do not change the "
-            "result): ", file);
+    fprintf(stderr,
+            "zerosim: warning: %s: keys read but not modelled (they do not change the "
+            "result): ",
+            file);
     for (size_t i = 0; i < keys->n_items; i++)
         fprintf(stderr, "%s%s", i ? ", " : "", keys->items[i]);
     fputc('\n', stderr);
@@ -133,24 +148,27 @@ int cli_require(const char *command, const CliOption *options, int first, int la
 {
     for (int k = first; k <= last; k++)
         if (options[k].value == NULL)
-            return cli_usage_error(command, "%s: expected a value for this required option, got "
-                                   "nothing", options[k].name);
+            return cli_usage_error(command,
+                                   "%s: expected a value for this required option, got "
+                                   "nothing",
+                                   options[k].name);
     return 0;
 }
 
 int cli_setup_options(const char *command, const char *seq_len, const char *recompute,
                       const char *flash, EstimateOptions *out)
 {
-    *out = (EstimateOptions){.recompute = RECOMPUTE_NONE, .checkpoint_every = 1,
-                             .is_flash_attention = true};
+    *out = (EstimateOptions){
+        .recompute = RECOMPUTE_NONE, .checkpoint_every = 1, .is_flash_attention = true};
     if (cli_count(command, "--seq-len", seq_len, &out->seq_len))
         return EXIT_BAD_USAGE;
     if (recompute && setup_recompute_parse(recompute, &out->recompute, &out->checkpoint_every))
-        return cli_usage_error(command, "--activation-checkpointing: expected none, selective, "
-                               "full or every:N, got \"%s\"", recompute);
+        return cli_usage_error(command,
+                               "--activation-checkpointing: expected none, selective, "
+                               "full or every:N, got \"%s\"",
+                               recompute);
     if (flash && strcmp(flash, "on") != 0 && strcmp(flash, "off") != 0)
-        return cli_usage_error(command, "--flash-attention: expected on or off, got \"%s\"",
-                               flash);
+        return cli_usage_error(command, "--flash-attention: expected on or off, got \"%s\"", flash);
     out->is_flash_attention = flash == NULL || strcmp(flash, "on") == 0;
     return 0;
 }

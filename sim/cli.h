@@ -18,9 +18,9 @@
 enum { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_BAD_USAGE = 2 };
 
 typedef struct CliOption {
-    const char *name;   /* "--gpus" */
-    bool takes_value;   /* false: a flag */
-    const char *value;  /* out: the text given, "" for a present flag, NULL when absent */
+    const char *name;  /* "--gpus" */
+    bool takes_value;  /* false: a flag */
+    const char *value; /* out: the text given, "" for a present flag, NULL when absent */
 } CliOption;
 
 /* Parses argv[first..argc) against options (n of them). Returns 0, 1 when --help/-h was
@@ -30,19 +30,19 @@ int cli_parse(const char *command, const char *help, int argc, char **argv, int 
 
 /* Help lines shared by the commands that take a model, a config and a platform. */
 #define CLI_HELP_INPUTS                                                                            \
-    "  --model M        HuggingFace config.json path or preset (e.g. llama-2-7b, gpt3-175b)\n"   \
-    "  --config D       DeepSpeed ds_config.json path or shipped name (e.g. zero3)\n"            \
+    "  --model M        HuggingFace config.json path or preset (e.g. llama-2-7b, gpt3-175b)\n"     \
+    "  --config D       DeepSpeed ds_config.json path or shipped name (e.g. zero3)\n"              \
     "  --platform P     platform JSON path or shipped name (e.g. dgx-a100-80g)\n"
 #define CLI_HELP_SETUP                                                                             \
-    "  --gpus N         resize the platform to N GPUs (a divisor of a node, or whole nodes)\n"   \
-    "  --nodes N        resize the platform to N nodes\n"                                        \
-    "  --seq-len S      tokens per sequence (default: the model's context length)\n"             \
-    "  --activation-checkpointing none|selective|full|every:N\n"                                 \
-    "                   recomputation in the model code: selective drops the attention\n"       \
-    "                   scores (Korthikanti et al.), full re-runs every layer, every:N\n"        \
-    "                   every N-th layer, as FSDP codebases' per-layer checkpointing\n"         \
-    "                   (default: none)\n"                                                       \
-    "  --flash-attention on|off\n"                                                               \
+    "  --gpus N         resize the platform to N GPUs (a divisor of a node, or whole nodes)\n"     \
+    "  --nodes N        resize the platform to N nodes\n"                                          \
+    "  --seq-len S      tokens per sequence (default: the model's context length)\n"               \
+    "  --activation-checkpointing none|selective|full|every:N\n"                                   \
+    "                   recomputation in the model code: selective drops the attention\n"          \
+    "                   scores (Korthikanti et al.), full re-runs every layer, every:N\n"          \
+    "                   every N-th layer, as FSDP codebases' per-layer checkpointing\n"            \
+    "                   (default: none)\n"                                                         \
+    "  --flash-attention on|off\n"                                                                 \
     "                   attention without stored s x s scores (default: on)\n"
 
 /* Fails with a usage error naming the first of options[first..last] that was not given. */

@@ -60,8 +60,18 @@ static const char *const help =
     "Exit codes: 0 success (even when nothing fits: the report says so), 1 bad input file,\n"
     "2 bad command line.\n";
 
-enum { OPT_MODEL, OPT_PLATFORM, OPT_GPUS, OPT_NODES, OPT_BATCH, OPT_SEQ, OPT_PRECISION,
-       OPT_MAX_MICRO, OPT_JSON, N_OPTS };
+enum {
+    OPT_MODEL,
+    OPT_PLATFORM,
+    OPT_GPUS,
+    OPT_NODES,
+    OPT_BATCH,
+    OPT_SEQ,
+    OPT_PRECISION,
+    OPT_MAX_MICRO,
+    OPT_JSON,
+    N_OPTS
+};
 
 typedef struct Shape {
     int stage;
@@ -76,8 +86,7 @@ static const Shape shapes[] = {
 };
 
 /* A DeepSpeed config for one candidate, parsed like a user's file. */
-static int candidate_config(const Candidate *c, const char *precision, TrainConfig *out,
-                            Err *err)
+static int candidate_config(const Candidate *c, const char *precision, TrainConfig *out, Err *err)
 {
     char text[1024];
     char offload[256] = "";
@@ -116,7 +125,10 @@ static int estimate(Candidate *c, const char *precision, const ModelConfig *mode
         return -1;
     c->fits = out->fits;
     c->gpu_bytes = (double)out->gpu_peak;
-    const char *what = !out->fits_gpu ? "gpu" : !out->fits_cpu ? "cpu" : !out->fits_nvme ? "nvme" : "";
+    const char *what = !out->fits_gpu    ? "gpu"
+                       : !out->fits_cpu  ? "cpu"
+                       : !out->fits_nvme ? "nvme"
+                                         : "";
     snprintf(c->runs_out, sizeof c->runs_out, "%s", what);
     c->shortfall_bytes = !out->fits_gpu    ? (double)(out->gpu_peak - out->gpu_capacity)
                          : !out->fits_cpu  ? (double)(out->cpu_peak - out->cpu_capacity)
@@ -142,12 +154,18 @@ static void bottleneck(const Breakdown *b, SimResult *out)
         const char *name;
         double s;
     } parts[] = {
-        {"compute", b->compute_s},       {"GPU optimizer", b->optimizer_s},
-        {colls[0], b->exposed_coll_s[0]}, {colls[1], b->exposed_coll_s[1]},
-        {colls[2], b->exposed_coll_s[2]}, {colls[3], b->exposed_coll_s[3]},
-        {"PCIe host-to-GPU", b->exposed_h2d_s}, {"PCIe GPU-to-host", b->exposed_d2h_s},
-        {"NVMe read", b->exposed_nvme_read_s}, {"NVMe write", b->exposed_nvme_write_s},
-        {"CPU optimizer", b->exposed_cpu_s},   {"idle", b->idle_s},
+        {"compute", b->compute_s},
+        {"GPU optimizer", b->optimizer_s},
+        {colls[0], b->exposed_coll_s[0]},
+        {colls[1], b->exposed_coll_s[1]},
+        {colls[2], b->exposed_coll_s[2]},
+        {colls[3], b->exposed_coll_s[3]},
+        {"PCIe host-to-GPU", b->exposed_h2d_s},
+        {"PCIe GPU-to-host", b->exposed_d2h_s},
+        {"NVMe read", b->exposed_nvme_read_s},
+        {"NVMe write", b->exposed_nvme_write_s},
+        {"CPU optimizer", b->exposed_cpu_s},
+        {"idle", b->idle_s},
     };
     size_t best = 0;
     for (size_t i = 1; i < sizeof parts / sizeof parts[0]; i++)
@@ -170,8 +188,7 @@ static void simulate_child(const Candidate *c, const char *precision, const Mode
                             .recompute = c->is_checkpointed ? RECOMPUTE_FULL : RECOMPUTE_NONE,
                             .checkpoint_every = 1,
                             .is_flash_attention = true};
-    ScheduleOptions sched = {.variant = SCHEDULE_DEEPSPEED, .n_steps = 1,
-                             .has_activations = true};
+    ScheduleOptions sched = {.variant = SCHEDULE_DEEPSPEED, .n_steps = 1, .has_activations = true};
     EngineOptions eng = {.algo = COLL_ALGO_AUTO};
     if (candidate_config(c, precision, &train, &err))
         goto done;
@@ -181,8 +198,8 @@ static void simulate_child(const Candidate *c, const char *precision, const Mode
         ds_config_fini(&train);
         goto done;
     }
-    RunReport report = {.inputs = {model, &train, p, &est, NULL}, .graph = g, .result = &r,
-                        .n_steps = 1};
+    RunReport report = {
+        .inputs = {model, &train, p, &est, NULL}, .graph = g, .result = &r, .n_steps = 1};
     breakdown_rank(g, &r, 0, &report.breakdown);
     RunMetrics m;
     run_report_metrics(&report, &m);
@@ -232,8 +249,11 @@ static int simulate(Candidate *c, const char *precision, const ModelConfig *mode
     int status = 0;
     waitpid(pid, &status, 0);
     if (got != sizeof res || !res.ok)
-        return err_set(err, "advise: simulating %s: %s", c->zero_stage == 3 ? "ZeRO-3" : "a "
-                       "candidate", res.err[0] ? res.err : "the simulation process failed");
+        return err_set(err, "advise: simulating %s: %s",
+                       c->zero_stage == 3 ? "ZeRO-3"
+                                          : "a "
+                                            "candidate",
+                       res.err[0] ? res.err : "the simulation process failed");
     c->is_simulated = true;
     c->step_s = res.step_s;
     c->tokens_per_s = res.tokens_per_s;
@@ -248,9 +268,12 @@ static int simulate(Candidate *c, const char *precision, const ModelConfig *mode
 int cmd_advise(int argc, char **argv)
 {
     CliOption o[N_OPTS] = {
-        [OPT_MODEL] = {"--model", true, NULL},       [OPT_PLATFORM] = {"--platform", true, NULL},
-        [OPT_GPUS] = {"--gpus", true, NULL},         [OPT_NODES] = {"--nodes", true, NULL},
-        [OPT_BATCH] = {"--global-batch", true, NULL}, [OPT_SEQ] = {"--seq-len", true, NULL},
+        [OPT_MODEL] = {"--model", true, NULL},
+        [OPT_PLATFORM] = {"--platform", true, NULL},
+        [OPT_GPUS] = {"--gpus", true, NULL},
+        [OPT_NODES] = {"--nodes", true, NULL},
+        [OPT_BATCH] = {"--global-batch", true, NULL},
+        [OPT_SEQ] = {"--seq-len", true, NULL},
         [OPT_PRECISION] = {"--precision", true, NULL},
         [OPT_MAX_MICRO] = {"--max-micro-batch", true, NULL},
         [OPT_JSON] = {"--json", true, NULL},

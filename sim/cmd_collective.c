@@ -47,8 +47,18 @@ static const char *const help =
     "Sizes are the collective's buffer (nccl-tests' size column). Exit codes: 0 success,\n"
     "1 bad input file, 2 bad command line.\n";
 
-enum { OPT_PLATFORM, OPT_OP, OPT_GPUS, OPT_NODES, OPT_ALGO, OPT_MIN, OPT_MAX, OPT_STEPWISE,
-       OPT_JSON, N_OPTS };
+enum {
+    OPT_PLATFORM,
+    OPT_OP,
+    OPT_GPUS,
+    OPT_NODES,
+    OPT_ALGO,
+    OPT_MIN,
+    OPT_MAX,
+    OPT_STEPWISE,
+    OPT_JSON,
+    N_OPTS
+};
 
 static int parse_op(const char *text, CollectiveKind *out)
 {
@@ -95,8 +105,10 @@ int cmd_collective(int argc, char **argv)
         return EXIT_BAD_USAGE;
     CollectiveKind op;
     if (parse_op(o[OPT_OP].value, &op))
-        return cli_usage_error(cmd, "--op: expected all_reduce, all_gather, reduce_scatter or "
-                               "broadcast, got \"%s\"", o[OPT_OP].value);
+        return cli_usage_error(cmd,
+                               "--op: expected all_reduce, all_gather, reduce_scatter or "
+                               "broadcast, got \"%s\"",
+                               o[OPT_OP].value);
     EngineOptions opts = {.algo = COLL_ALGO_AUTO, .is_stepwise = o[OPT_STEPWISE].value != NULL};
     const char *algo = o[OPT_ALGO].value;
     if (algo != NULL) {
@@ -117,9 +129,10 @@ int cmd_collective(int argc, char **argv)
         cli_bytes(cmd, "--max-bytes", o[OPT_MAX].value, &max_bytes))
         return EXIT_BAD_USAGE;
     if (min_bytes > max_bytes)
-        return cli_usage_error(cmd, "--max-bytes: expected at least --min-bytes (%llu), got "
-                               "%llu", (unsigned long long)min_bytes,
-                               (unsigned long long)max_bytes);
+        return cli_usage_error(cmd,
+                               "--max-bytes: expected at least --min-bytes (%llu), got "
+                               "%llu",
+                               (unsigned long long)min_bytes, (unsigned long long)max_bytes);
 
     Err err = {0};
     Platform platform;
@@ -133,8 +146,10 @@ int cmd_collective(int argc, char **argv)
     }
     const uint32_t n = (uint32_t)platform_n_gpus(&platform);
     if (n < 2)
-        return cli_usage_error(cmd, "--gpus: expected at least 2 GPUs for a collective, got "
-                               "%u (platform %s)", n, platform.name);
+        return cli_usage_error(cmd,
+                               "--gpus: expected at least 2 GPUs for a collective, got "
+                               "%u (platform %s)",
+                               n, platform.name);
     if (engine_init(&platform, PRECISION_BF16, &err)) {
         fprintf(stderr, "zerosim: %s\n", err.msg);
         return EXIT_BAD_INPUT;
@@ -153,17 +168,18 @@ int cmd_collective(int argc, char **argv)
             return EXIT_BAD_INPUT;
         }
         double algbw = t > 0 ? (double)bytes / t : 0.0;
-        rows[n_rows++] = (CollectiveRow){(double)bytes, t, algbw,
-                                         algbw * collective_busbw_factor(op, n)};
+        rows[n_rows++] =
+            (CollectiveRow){(double)bytes, t, algbw, algbw * collective_busbw_factor(op, n)};
     }
     free(members);
 
     bool aligned = n > platform.gpus_per_node && n % platform.gpus_per_node == 0;
     char title[256];
-    snprintf(title, sizeof title, "zerosim collective: %s on %s, %u GPUs (%llu node%s x %llu), "
-             "algorithm %s, %s mode", graph_collective_name(op), platform.name, n,
-             (unsigned long long)platform.n_nodes, platform.n_nodes == 1 ? "" : "s",
-             (unsigned long long)platform.gpus_per_node,
+    snprintf(title, sizeof title,
+             "zerosim collective: %s on %s, %u GPUs (%llu node%s x %llu), "
+             "algorithm %s, %s mode",
+             graph_collective_name(op), platform.name, n, (unsigned long long)platform.n_nodes,
+             platform.n_nodes == 1 ? "" : "s", (unsigned long long)platform.gpus_per_node,
              opts.algo == COLL_ALGO_AUTO && aligned && op == COLL_ALL_REDUCE
                  ? "auto (tree below 256 MiB, ring above)"
                  : collective_algo_name(collective_resolve(opts.algo, aligned, op, 0.0)),

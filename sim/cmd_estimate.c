@@ -24,16 +24,25 @@ static const char *const help =
     "ZeRO stage, activations, buffers) against HBM, host and NVMe needs per node,\n"
     "DeepSpeed's own estimator beside it, bytes each rank sends per step, FLOPs per step.\n"
     "\n"
-    "required:\n" CLI_HELP_INPUTS
-    "options:\n" CLI_HELP_SETUP
+    "required:\n" CLI_HELP_INPUTS "options:\n" CLI_HELP_SETUP
     "  --json FILE|-    also write the JSON report to FILE; '-' writes only JSON to stdout\n"
     "  -h, --help       this text\n"
     "\n"
     "The JSON schema is in docs/JSON-SCHEMA.md. Exit codes: 0 success (whether or not the\n"
     "configuration fits), 1 bad input file, 2 bad command line.\n";
 
-enum { OPT_MODEL, OPT_CONFIG, OPT_PLATFORM, OPT_GPUS, OPT_NODES, OPT_SEQ_LEN, OPT_RECOMPUTE,
-       OPT_FLASH, OPT_JSON, N_OPTS };
+enum {
+    OPT_MODEL,
+    OPT_CONFIG,
+    OPT_PLATFORM,
+    OPT_GPUS,
+    OPT_NODES,
+    OPT_SEQ_LEN,
+    OPT_RECOMPUTE,
+    OPT_FLASH,
+    OPT_JSON,
+    N_OPTS
+};
 
 /* Writes the JSON report to `path`; 0 or EXIT_BAD_INPUT with err set. */
 static int write_json_file(const char *path, const EstimateReport *report, Err *err)

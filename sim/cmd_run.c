@@ -42,8 +42,7 @@ static const char *const help =
     "idle), the simulated memory peak per GPU with its breakdown and whether it fits, and\n"
     "the bytes each rank sends per collective and per link class.\n"
     "\n"
-    "required:\n" CLI_HELP_INPUTS
-    "options:\n" CLI_HELP_SETUP
+    "required:\n" CLI_HELP_INPUTS "options:\n" CLI_HELP_SETUP
     "  --steps K        optimizer steps to simulate back to back (default 1)\n"
     "  --delayed-param-update\n"
     "                   ZeRO-Offload's one-step delayed parameter update: the CPU\n"
@@ -76,9 +75,28 @@ static const char *const help =
     "Exit codes: 0 success, 1 bad input file, 2 bad command line, 3 the configuration\n"
     "runs out of memory (the report says which memory, where and by how much).\n";
 
-enum { OPT_MODEL, OPT_CONFIG, OPT_PLATFORM, OPT_GPUS, OPT_NODES, OPT_SEQ_LEN, OPT_RECOMPUTE,
-       OPT_FLASH, OPT_STEPS, OPT_SCHEDULE, OPT_ALGO, OPT_JSON, OPT_TRACE, OPT_TRACE_RANKS,
-       OPT_FSDP, OPT_FSDP_PREFETCH, OPT_DPU, OPT_MODE, OPT_CALIBRATION, N_OPTS };
+enum {
+    OPT_MODEL,
+    OPT_CONFIG,
+    OPT_PLATFORM,
+    OPT_GPUS,
+    OPT_NODES,
+    OPT_SEQ_LEN,
+    OPT_RECOMPUTE,
+    OPT_FLASH,
+    OPT_STEPS,
+    OPT_SCHEDULE,
+    OPT_ALGO,
+    OPT_JSON,
+    OPT_TRACE,
+    OPT_TRACE_RANKS,
+    OPT_FSDP,
+    OPT_FSDP_PREFETCH,
+    OPT_DPU,
+    OPT_MODE,
+    OPT_CALIBRATION,
+    N_OPTS
+};
 
 static double wall_now(void)
 {
@@ -168,14 +186,17 @@ int cmd_run(int argc, char **argv)
     if (steps > 1000)
         return cli_usage_error(cmd, "--steps: expected at most 1000, got %llu",
                                (unsigned long long)steps);
-    ScheduleOptions sched = {.variant = SCHEDULE_DEEPSPEED, .n_steps = (uint32_t)steps,
+    ScheduleOptions sched = {.variant = SCHEDULE_DEEPSPEED,
+                             .n_steps = (uint32_t)steps,
                              .has_activations = true,
                              .delayed_param_update = o[OPT_DPU].value != NULL};
     FsdpStrategy fsdp = FSDP_NONE;
     const char *fsdp_text = o[OPT_FSDP].value, *prefetch = o[OPT_FSDP_PREFETCH].value;
     if (fsdp_text && fsdp_parse(fsdp_text, &fsdp))
-        return cli_usage_error(cmd, "--fsdp: expected FULL_SHARD, SHARD_GRAD_OP, NO_SHARD or "
-                               "HYBRID_SHARD, got \"%s\"", fsdp_text);
+        return cli_usage_error(cmd,
+                               "--fsdp: expected FULL_SHARD, SHARD_GRAD_OP, NO_SHARD or "
+                               "HYBRID_SHARD, got \"%s\"",
+                               fsdp_text);
     if (prefetch && strcmp(prefetch, "on") != 0 && strcmp(prefetch, "off") != 0)
         return cli_usage_error(cmd, "--fsdp-backward-prefetch: expected on or off, got \"%s\"",
                                prefetch);
@@ -186,8 +207,7 @@ int cmd_run(int argc, char **argv)
         return cli_usage_error(cmd, "--schedule: expected deepspeed or textbook, got \"%s\"",
                                schedule);
     const char *mode = o[OPT_MODE].value ? o[OPT_MODE].value : "auto";
-    if (strcmp(mode, "auto") != 0 && strcmp(mode, "full") != 0 &&
-        strcmp(mode, "symmetric") != 0)
+    if (strcmp(mode, "auto") != 0 && strcmp(mode, "full") != 0 && strcmp(mode, "symmetric") != 0)
         return cli_usage_error(cmd, "--mode: expected auto, full or symmetric, got \"%s\"", mode);
     EngineOptions eng = {.algo = COLL_ALGO_AUTO, .show_progress = isatty(fileno(stderr))};
     const char *algo = o[OPT_ALGO].value;
@@ -198,8 +218,7 @@ int cmd_run(int argc, char **argv)
     else if (algo && strcmp(algo, "tree") == 0)
         eng.algo = COLL_ALGO_TREE;
     else if (algo && strcmp(algo, "auto") != 0)
-        return cli_usage_error(cmd, "--algo: expected auto, ring, tree or hier, got \"%s\"",
-                               algo);
+        return cli_usage_error(cmd, "--algo: expected auto, ring, tree or hier, got \"%s\"", algo);
 
     Err err = {0};
     ModelConfig model = {0};
@@ -224,15 +243,19 @@ int cmd_run(int argc, char **argv)
         if (calibration_load(&calibration, o[OPT_CALIBRATION].value, &err))
             goto done;
         int n_fields = calibration_apply(&calibration, &platform);
-        strlist_addf(&setup_defaults, "--calibration %s: %d platform values replaced by "
-                     "measured ones", o[OPT_CALIBRATION].value, n_fields);
+        strlist_addf(&setup_defaults,
+                     "--calibration %s: %d platform values replaced by "
+                     "measured ones",
+                     o[OPT_CALIBRATION].value, n_fields);
     }
     const uint32_t n_ranks = (uint32_t)platform_n_gpus(&platform);
     traced = xcalloc(n_ranks, sizeof *traced);
     const char *ranks = o[OPT_TRACE_RANKS].value;
     if (parse_ranks(ranks ? ranks : "0", n_ranks, traced)) {
-        exit_code = cli_usage_error(cmd, "--trace-ranks: expected ranks below %u like 0,1,8-15, "
-                                    "got \"%s\"", n_ranks, ranks);
+        exit_code = cli_usage_error(cmd,
+                                    "--trace-ranks: expected ranks below %u like 0,1,8-15, "
+                                    "got \"%s\"",
+                                    n_ranks, ranks);
         goto done;
     }
     eng.traced = traced;
@@ -240,9 +263,8 @@ int cmd_run(int argc, char **argv)
     cli_warn_not_modelled(o[OPT_CONFIG].value, &train.not_modelled);
     cli_warn_precision(platform.name, platform.gpu.bf16_flops_per_s,
                        train.precision == PRECISION_BF16);
-    if (fsdp != FSDP_NONE &&
-        fsdp_apply(fsdp, prefetch == NULL || strcmp(prefetch, "on") == 0,
-                   platform.gpus_per_node, &train, &sched, &err))
+    if (fsdp != FSDP_NONE && fsdp_apply(fsdp, prefetch == NULL || strcmp(prefetch, "on") == 0,
+                                        platform.gpus_per_node, &train, &sched, &err))
         goto done;
     cli_setup_defaults(seq, recompute, flash, model.max_seq, &setup_defaults);
 
@@ -251,9 +273,9 @@ int cmd_run(int argc, char **argv)
         goto done;
     /* Symmetric mode: two representative nodes stand for all of them. */
     Platform simulated = platform;
-    bool is_symmetric = platform.n_nodes > 2 &&
-                        (strcmp(mode, "symmetric") == 0 ||
-                         (strcmp(mode, "auto") == 0 && platform.n_nodes > 4));
+    bool is_symmetric =
+        platform.n_nodes > 2 &&
+        (strcmp(mode, "symmetric") == 0 || (strcmp(mode, "auto") == 0 && platform.n_nodes > 4));
     if (is_symmetric) {
         simulated.n_nodes = 2;
         sched.n_simulated_ranks = (uint32_t)platform_n_gpus(&simulated);
@@ -265,8 +287,7 @@ int cmd_run(int argc, char **argv)
     if (graph == NULL)
         goto done;
     double build_s = wall_now() - t0;
-    if (engine_init(&simulated, train.precision, &err) ||
-        engine_run(graph, &eng, &result, &err))
+    if (engine_init(&simulated, train.precision, &err) || engine_run(graph, &eng, &result, &err))
         goto done;
 
     RunReport report = {.inputs = {&model, &train, &platform, &est, &setup_defaults},
@@ -291,8 +312,8 @@ int cmd_run(int argc, char **argv)
         goto done;
     uint32_t oom_rank;
     MemSpace oom_space;
-    exit_code = memory_first_oom(result.memory, &oom_rank, &oom_space) ? EXIT_OUT_OF_MEMORY
-                                                                         : EXIT_OK;
+    exit_code =
+        memory_first_oom(result.memory, &oom_rank, &oom_space) ? EXIT_OUT_OF_MEMORY : EXIT_OK;
 done:
     if (err.is_set)
         fprintf(stderr, "zerosim: %s\n", err.msg);

@@ -92,7 +92,10 @@ static void buf_add(Buf *b, const char *s, size_t n)
     b->data[b->n] = '\0';
 }
 
-static void buf_puts(Buf *b, const char *s) { buf_add(b, s, strlen(s)); }
+static void buf_puts(Buf *b, const char *s)
+{
+    buf_add(b, s, strlen(s));
+}
 
 static void buf_free(Buf *b)
 {
@@ -158,10 +161,10 @@ static char *csv_read_field(const char *line, size_t n, size_t index)
 /* ---- the output file ---- */
 
 typedef struct Output {
-    FILE *f;           /* stdout or the file */
-    const char *path;  /* NULL: stdout */
+    FILE *f;          /* stdout or the file */
+    const char *path; /* NULL: stdout */
     Format format;
-    char **done_keys;  /* sorted keys of the rows already there */
+    char **done_keys; /* sorted keys of the rows already there */
     size_t n_done;
 } Output;
 
@@ -172,8 +175,8 @@ static int compare_keys(const void *a, const void *b)
 
 static bool output_has_key(const Output *o, const char *key)
 {
-    return o->n_done && bsearch(&key, o->done_keys, o->n_done, sizeof *o->done_keys,
-                                compare_keys) != NULL;
+    return o->n_done &&
+           bsearch(&key, o->done_keys, o->n_done, sizeof *o->done_keys, compare_keys) != NULL;
 }
 
 static void csv_header(const Grid *g, Buf *b)
@@ -218,9 +221,11 @@ static int read_keys(Output *o, const Grid *g, const char *text, size_t n_bytes,
         char *key = NULL;
         if (o->format == FORMAT_CSV && line_no == 0) {
             if (len != header.n || memcmp(line, header.data, len) != 0)
-                rc = err_set(err, "%s:1: expected the CSV header of this grid's columns, got "
+                rc = err_set(err,
+                             "%s:1: expected the CSV header of this grid's columns, got "
                              "another one (a different grid or command wrote it: use another "
-                             "--out)", o->path);
+                             "--out)",
+                             o->path);
             continue;
         }
         if (o->format == FORMAT_CSV)
@@ -229,8 +234,10 @@ static int read_keys(Output *o, const Grid *g, const char *text, size_t n_bytes,
             key = NULL;
         if (key == NULL || key[0] == '\0') {
             free(key);
-            rc = err_set(err, "%s:%zu: expected a row written by zerosim sweep (with its key), "
-                         "got a line without one", o->path, line_no + 1);
+            rc = err_set(err,
+                         "%s:%zu: expected a row written by zerosim sweep (with its key), "
+                         "got a line without one",
+                         o->path, line_no + 1);
             break;
         }
         if (o->n_done == cap)
@@ -259,8 +266,10 @@ static int output_open(Output *o, const Grid *g, bool is_read_only, Err *err)
             return err_set(err, "%s: cannot open the output: %s", o->path, strerror(errno));
         if (!is_read_only && flock(fd, LOCK_EX | LOCK_NB) != 0) {
             close(fd);
-            return err_set(err, "%s: expected an output no other zerosim sweep is writing, got "
-                           "one that is locked (give each shard its own --out)", o->path);
+            return err_set(err,
+                           "%s: expected an output no other zerosim sweep is writing, got "
+                           "one that is locked (give each shard its own --out)",
+                           o->path);
         }
         Buf text = {0};
         int rc = read_all(fd, &text);
@@ -268,8 +277,10 @@ static int output_open(Output *o, const Grid *g, bool is_read_only, Err *err)
         while (keep > 0 && text.data[keep - 1] != '\n')
             keep--;
         if (rc == 0 && keep < text.n && !is_read_only) {
-            fprintf(stderr, "zerosim sweep: %s: dropped an incomplete last row (an interrupted "
-                    "write); its point runs again\n", o->path);
+            fprintf(stderr,
+                    "zerosim sweep: %s: dropped an incomplete last row (an interrupted "
+                    "write); its point runs again\n",
+                    o->path);
             rc = ftruncate(fd, (off_t)keep);
         }
         if (rc != 0) {
@@ -376,8 +387,8 @@ static void self_path(const char *argv0, char *out, size_t out_size)
     snprintf(out, out_size, "%s", argv0);
 }
 
-static int worker_start(Worker *w, const Grid *g, size_t id, const char *exe,
-                        const char *tmp_dir, Err *err)
+static int worker_start(Worker *w, const Grid *g, size_t id, const char *exe, const char *tmp_dir,
+                        Err *err)
 {
     memset(w, 0, sizeof *w);
     w->fd_out = w->fd_err = -1;
@@ -545,8 +556,8 @@ static void progress_draw(const Tally *t, bool is_final)
     for (size_t i = 0; i < width; i++)
         bar[i] = i < fill ? '#' : '.';
     bar[width] = '\0';
-    fprintf(stderr, "\r[%s] %zu/%zu  %zu running, %zu errors   ", bar, done, t->total,
-            t->running, t->errors);
+    fprintf(stderr, "\r[%s] %zu/%zu  %zu running, %zu errors   ", bar, done, t->total, t->running,
+            t->errors);
     if (is_final)
         fputc('\n', stderr);
     fflush(stderr);
@@ -554,8 +565,7 @@ static void progress_draw(const Tally *t, bool is_final)
 
 /* Records a finished child's row. Returns 0, 1 when the child was interrupted (no row), or
  * -1 with err set when the row cannot be written. */
-static int worker_finish(Worker *w, int wait_status, const Grid *g, Output *o, Tally *t,
-                         Err *err)
+static int worker_finish(Worker *w, int wait_status, const Grid *g, Output *o, Tally *t, Err *err)
 {
     int code;
     Buf msg = {0};
@@ -574,8 +584,8 @@ static int worker_finish(Worker *w, int wait_status, const Grid *g, Output *o, T
     bool has_report = false;
     if (code == EXIT_OK || code == 3) {
         Err rerr = {0};
-        has_report = grid_report_read(&report, g, &w->inv, w->out.data ? w->out.data : "",
-                                      w->out.n, &rerr) == 0;
+        has_report = grid_report_read(&report, g, &w->inv, w->out.data ? w->out.data : "", w->out.n,
+                                      &rerr) == 0;
         if (!has_report)
             buf_puts(&msg, rerr.msg);
     } else if (msg.n == 0) {
@@ -596,8 +606,8 @@ static int worker_finish(Worker *w, int wait_status, const Grid *g, Output *o, T
 
 /* Moves the arguments that are not options (the grid file) from argv to grids, the others
  * to rest. */
-static void split_arguments(int argc, char **argv, const CliOption *o, char **rest,
-                            int *n_rest, const char **grids, int *n_grids)
+static void split_arguments(int argc, char **argv, const CliOption *o, char **rest, int *n_rest,
+                            const char **grids, int *n_grids)
 {
     *n_rest = *n_grids = 0;
     for (int i = 2; i < argc; i++) {
@@ -631,8 +641,10 @@ static int parse_shard(const char *text, uint64_t *index, uint64_t *count)
              n <= (1ull << 32);
     }
     if (!ok)
-        return cli_usage_error(cmd, "--shard: expected I/N with 0 <= I < N (e.g. 0/4), got "
-                               "\"%s\"", text);
+        return cli_usage_error(cmd,
+                               "--shard: expected I/N with 0 <= I < N (e.g. 0/4), got "
+                               "\"%s\"",
+                               text);
     *index = i;
     *count = n;
     return 0;
@@ -653,11 +665,15 @@ static int parse_format(const char *out, const char *format, Format *result)
     else if (format)
         return cli_usage_error(cmd, "--format: expected csv or jsonl, got \"%s\"", format);
     if (by_name >= 0 && by_option >= 0 && by_name != by_option)
-        return cli_usage_error(cmd, "--format: expected the format of --out \"%s\", got "
-                               "\"%s\"", out, format);
+        return cli_usage_error(cmd,
+                               "--format: expected the format of --out \"%s\", got "
+                               "\"%s\"",
+                               out, format);
     if (out && strcmp(out, "-") != 0 && by_name < 0 && by_option < 0)
-        return cli_usage_error(cmd, "--out: expected a file ending in .csv or .jsonl (or "
-                               "--format), got \"%s\"", out);
+        return cli_usage_error(cmd,
+                               "--out: expected a file ending in .csv or .jsonl (or "
+                               "--format), got \"%s\"",
+                               out);
     *result = (Format)(by_option >= 0 ? by_option : by_name >= 0 ? by_name : FORMAT_CSV);
     return 0;
 }
@@ -680,8 +696,8 @@ static void dry_run(const Grid *g, const Output *o, uint64_t shard, uint64_t n_s
 }
 
 /* Runs the shard's remaining points, at most n_jobs at a time. Returns an exit code. */
-static int sweep(const Grid *g, Output *o, const char *exe, const char *tmp_dir,
-                 size_t n_jobs, uint64_t shard, uint64_t n_shards, Tally *t, Err *err)
+static int sweep(const Grid *g, Output *o, const char *exe, const char *tmp_dir, size_t n_jobs,
+                 uint64_t shard, uint64_t n_shards, Tally *t, Err *err)
 {
     Worker *workers = xcalloc(n_jobs, sizeof *workers);
     struct pollfd *fds = xcalloc(2 * n_jobs, sizeof *fds);
@@ -840,7 +856,8 @@ int cmd_sweep(int argc, char **argv)
         free(key);
     }
     if (out.n_done > t.skipped) /* rows of another grid or shard count: merging repeats them */
-        fprintf(stderr, "zerosim: warning: %s: %zu rows are not points of %sthis grid (written "
+        fprintf(stderr,
+                "zerosim: warning: %s: %zu rows are not points of %sthis grid (written "
                 "by another grid or shard count; a merge of the shards may repeat them)\n",
                 out.path, out.n_done - t.skipped, n_shards > 1 ? "this shard of " : "");
     t.has_bar = isatty(STDERR_FILENO) && !(out.f == stdout && isatty(STDOUT_FILENO));
@@ -859,12 +876,16 @@ int cmd_sweep(int argc, char **argv)
         snprintf(scope, sizeof scope, "shard %llu/%llu: ", (unsigned long long)shard,
                  (unsigned long long)n_shards);
     if (exit_code == EXIT_INTERRUPTED)
-        fprintf(stderr, "zerosim sweep: interrupted: %s%zu of %zu points in %s; run the same "
-                "command again to resume\n", scope, t.skipped + t.finished, t.total, where);
+        fprintf(stderr,
+                "zerosim sweep: interrupted: %s%zu of %zu points in %s; run the same "
+                "command again to resume\n",
+                scope, t.skipped + t.finished, t.total, where);
     else if (exit_code == EXIT_OK)
-        fprintf(stderr, "zerosim sweep: %s%zu of %zu points: %zu computed (%zu errors, %zu do "
-                "not fit), %zu already in %s\n", scope, t.total, grid_n_points(g), t.finished,
-                t.errors, t.not_fitting, t.skipped, where);
+        fprintf(stderr,
+                "zerosim sweep: %s%zu of %zu points: %zu computed (%zu errors, %zu do "
+                "not fit), %zu already in %s\n",
+                scope, t.total, grid_n_points(g), t.finished, t.errors, t.not_fitting, t.skipped,
+                where);
 done:
     if (err.is_set)
         fprintf(stderr, "zerosim: %s\n", err.msg);

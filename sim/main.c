@@ -55,8 +55,8 @@ int main(int argc, char **argv)
         return cmd_advise(argc, argv);
     if (strcmp(argv[1], "sweep") == 0)
         return cmd_sweep(argc, argv);
-    static const char *const commands[] = {"estimate", "run", "advise", "collective", "sweep",
-                                           NULL};
+    static const char *const commands[] = {"estimate",   "run",   "advise",
+                                           "collective", "sweep", NULL};
     const char *best = suggest_closest(argv[1], commands);
     fprintf(stderr, "zerosim: unknown command \"%s\"%s%s%s (see zerosim --help)\n", argv[1],
             best ? " (did you mean \"" : "", best ? best : "", best ? "\"?)" : "");

@@ -15,14 +15,20 @@ static void *checked(void *p, size_t n_bytes)
     return p;
 }
 
-void *xmalloc(size_t n_bytes) { return checked(malloc(n_bytes), n_bytes); }
+void *xmalloc(size_t n_bytes)
+{
+    return checked(malloc(n_bytes), n_bytes);
+}
 
 void *xcalloc(size_t n_items, size_t item_bytes)
 {
     return checked(calloc(n_items, item_bytes), n_items * item_bytes);
 }
 
-void *xrealloc(void *ptr, size_t n_bytes) { return checked(realloc(ptr, n_bytes), n_bytes); }
+void *xrealloc(void *ptr, size_t n_bytes)
+{
+    return checked(realloc(ptr, n_bytes), n_bytes);
+}
 
 char *xstrdup(const char *s)
 {

@@ -15,8 +15,7 @@ bool collective_is_node_aligned(const Platform *p, const uint32_t *members, uint
     return true;
 }
 
-CollAlgo collective_resolve(CollAlgo algo, bool is_node_aligned, CollectiveKind kind,
-                            double bytes)
+CollAlgo collective_resolve(CollAlgo algo, bool is_node_aligned, CollectiveKind kind, double bytes)
 {
     if (!is_node_aligned)
         return COLL_ALGO_RING;
@@ -87,8 +86,7 @@ static void ring_phase_n(CollPlan *plan, CollectiveKind kind, uint32_t n_logical
 
 /* A ring phase whose simulated and logical sizes agree. */
 static void ring_phase(CollPlan *plan, CollectiveKind kind, uint32_t n, uint32_t next,
-                       uint32_t prev, double bytes, bool is_root, bool is_root_pred,
-                       bool is_idle)
+                       uint32_t prev, double bytes, bool is_root, bool is_root_pred, bool is_idle)
 {
     ring_phase_n(plan, kind, n, n, next, prev, bytes, is_root, is_root_pred, is_idle);
 }
@@ -110,8 +108,8 @@ static void channelised_ring(CollPlan *plan, CollectiveKind kind, uint32_t g, ui
 }
 
 static void hierarchical(CollPlan *plan, CollectiveKind kind, uint32_t g, uint32_t n,
-                         uint32_t n_logical, uint32_t index, const uint32_t *members,
-                         double bytes, uint32_t root_index)
+                         uint32_t n_logical, uint32_t index, const uint32_t *members, double bytes,
+                         uint32_t root_index)
 {
     const uint32_t n_nodes = n / g, node = index / g, local = index % g;
     const uint32_t logical_nodes = n_logical / g; /* inter-node rings stand for these */
@@ -123,21 +121,20 @@ static void hierarchical(CollPlan *plan, CollectiveKind kind, uint32_t g, uint32
     switch (kind) {
     case COLL_REDUCE_SCATTER:
         ring_phase(plan, kind, g, next_intra, prev_intra, bytes, false, false, false);
-        ring_phase_n(plan, kind, logical_nodes, n_nodes, next_inter, prev_inter, rail_bytes, false, false,
-                   false);
+        ring_phase_n(plan, kind, logical_nodes, n_nodes, next_inter, prev_inter, rail_bytes, false,
+                     false, false);
         break;
     case COLL_ALL_GATHER:
-        ring_phase_n(plan, kind, logical_nodes, n_nodes, next_inter, prev_inter, rail_bytes, false, false,
-                   false);
+        ring_phase_n(plan, kind, logical_nodes, n_nodes, next_inter, prev_inter, rail_bytes, false,
+                     false, false);
         ring_phase(plan, kind, g, next_intra, prev_intra, bytes, false, false, false);
         break;
     case COLL_ALL_REDUCE:
         ring_phase(plan, COLL_REDUCE_SCATTER, g, next_intra, prev_intra, bytes, false, false,
                    false);
-        ring_phase_n(plan, COLL_ALL_REDUCE, logical_nodes, n_nodes, next_inter, prev_inter, rail_bytes, false,
-                   false, false);
-        ring_phase(plan, COLL_ALL_GATHER, g, next_intra, prev_intra, bytes, false, false,
-                   false);
+        ring_phase_n(plan, COLL_ALL_REDUCE, logical_nodes, n_nodes, next_inter, prev_inter,
+                     rail_bytes, false, false, false);
+        ring_phase(plan, COLL_ALL_GATHER, g, next_intra, prev_intra, bytes, false, false, false);
         break;
     default: {
         /* Through the root's node, along every rail, then all-gathered in the other nodes. */
@@ -145,8 +142,8 @@ static void hierarchical(CollPlan *plan, CollectiveKind kind, uint32_t g, uint32
         const bool in_root_node = node == root_node;
         ring_phase(plan, kind, g, next_intra, prev_intra, bytes, local == root_local,
                    (local + 1) % g == root_local, !in_root_node);
-        ring_phase_n(plan, kind, logical_nodes, n_nodes, next_inter, prev_inter, rail_bytes, in_root_node,
-                   (node + 1) % n_nodes == root_node, false);
+        ring_phase_n(plan, kind, logical_nodes, n_nodes, next_inter, prev_inter, rail_bytes,
+                     in_root_node, (node + 1) % n_nodes == root_node, false);
         ring_phase(plan, COLL_ALL_GATHER, g, next_intra, prev_intra, bytes, false, false,
                    in_root_node);
         break;

@@ -68,8 +68,7 @@ bool collective_is_node_aligned(const Platform *p, const uint32_t *members, uint
 /* The algorithm `algo` resolves to for a collective of `kind` and `bytes`: auto is the tree for
  * all-reduces over whole nodes below COLLECTIVE_TREE_MAX_BYTES and the ring otherwise; hier
  * and tree need whole nodes (else ring), and tree an all-reduce. */
-CollAlgo collective_resolve(CollAlgo algo, bool is_node_aligned, CollectiveKind kind,
-                            double bytes);
+CollAlgo collective_resolve(CollAlgo algo, bool is_node_aligned, CollectiveKind kind, double bytes);
 
 /* Member `index`'s plan in a collective of `bytes` over `members` (n of them), with the
  * broadcast root given as an index into members; `is_node_aligned` as computed above. The

@@ -47,16 +47,16 @@ struct Run {
     const OpId *successors;
     const Collective *collectives;
     EngineOptions opts;
-    uint32_t *remaining;       /* per op: unfinished cross-stream dependencies */
-    OpId *waiting;             /* per stream: the op its actor is parked on, or GRAPH_NO_OP */
-    sg_sem_t *sems;            /* per stream */
-    uint8_t *algo;             /* per collective: resolved CollAlgo */
-    bool *is_aligned;          /* per collective: its group is whole nodes */
+    uint32_t *remaining; /* per op: unfinished cross-stream dependencies */
+    OpId *waiting;       /* per stream: the op its actor is parked on, or GRAPH_NO_OP */
+    sg_sem_t *sems;      /* per stream */
+    uint8_t *algo;       /* per collective: resolved CollAlgo */
+    bool *is_aligned;    /* per collective: its group is whole nodes */
     StreamActor *actors;
     uint32_t n_finished;
-    uint32_t n_done;           /* ops completed, for progress */
+    uint32_t n_done; /* ops completed, for progress */
     double t0;
-    double wall0;              /* host clock at the start, for progress */
+    double wall0; /* host clock at the start, for progress */
     bool is_progress_shown;
     EngineResult *out;
 };
@@ -64,9 +64,9 @@ struct Run {
 static struct {
     bool is_ready;
     Platform platform;
-    sg_host_t *gpus;  /* per rank */
-    sg_host_t *cpus;  /* per node */
-    sg_disk_t *disks; /* per node, NULL without NVMe */
+    sg_host_t *gpus;         /* per rank */
+    sg_host_t *cpus;         /* per node */
+    sg_disk_t *disks;        /* per node, NULL without NVMe */
     sg_mailbox_t *mailboxes; /* per (rank, stream kind, phase x flow), filled on first use */
     bool has_latencies;      /* route latencies looked up (only possible once running) */
     double intra_latency_s;  /* GPU to GPU route latency inside a node */
@@ -77,7 +77,7 @@ int engine_init(const Platform *p, Precision precision, Err *err)
 {
     if (engine.is_ready)
         return err_set(err, "engine: expected one platform per process, got a second "
-                       "engine_init");
+                            "engine_init");
     char path[] = "/tmp/zerosim-platform-XXXXXX";
     int fd = mkstemp(path);
     if (fd < 0)
@@ -109,8 +109,8 @@ int engine_init(const Platform *p, Precision precision, Err *err)
     engine.gpus = xmalloc(n_ranks * sizeof *engine.gpus);
     engine.cpus = xmalloc(n_nodes * sizeof *engine.cpus);
     engine.disks = xcalloc(n_nodes, sizeof *engine.disks);
-    engine.mailboxes = xcalloc((size_t)n_ranks * STREAM_N_KINDS * MAILBOXES_PER_STREAM,
-                               sizeof *engine.mailboxes);
+    engine.mailboxes =
+        xcalloc((size_t)n_ranks * STREAM_N_KINDS * MAILBOXES_PER_STREAM, sizeof *engine.mailboxes);
     char name[32];
     for (uint32_t r = 0; r < n_ranks; r++) {
         snprintf(name, sizeof name, "gpu%u", r);
@@ -130,7 +130,10 @@ int engine_init(const Platform *p, Precision precision, Err *err)
     return 0;
 }
 
-static double now(const Run *run) { return simgrid_get_clock() - run->t0; }
+static double now(const Run *run)
+{
+    return simgrid_get_clock() - run->t0;
+}
 
 /* Marks op done and wakes the actors of successors whose last dependency this was. */
 static void complete(Run *run, OpId id)
@@ -186,8 +189,8 @@ static size_t post_phase(Run *run, const Op *op, const CollPhase *ph, uint32_t p
             run->out->n_activities++;
         }
         if (flow->recv_from != COLLECTIVE_NO_PEER)
-            comms[n_comms++] = sg_mailbox_get_async(mailbox(op->rank, op->stream_kind, slot),
-                                                    &received);
+            comms[n_comms++] =
+                sg_mailbox_get_async(mailbox(op->rank, op->stream_kind, slot), &received);
     }
     return n_comms;
 }
@@ -213,12 +216,12 @@ static double phase_hop_latency(const Op *op, const CollPhase *ph)
         lookup_latencies();
     double worst = 0.0;
     for (uint32_t f = 0; f < ph->n_flows; f++) {
-        uint32_t peer = ph->flow[f].send_to != COLLECTIVE_NO_PEER ? ph->flow[f].send_to
-                                                                  : ph->flow[f].recv_from;
+        uint32_t peer =
+            ph->flow[f].send_to != COLLECTIVE_NO_PEER ? ph->flow[f].send_to : ph->flow[f].recv_from;
         if (peer == COLLECTIVE_NO_PEER)
             continue;
-        bool same_node = topology_node(&engine.platform, op->rank) ==
-                         topology_node(&engine.platform, peer);
+        bool same_node =
+            topology_node(&engine.platform, op->rank) == topology_node(&engine.platform, peer);
         double lat = same_node ? engine.intra_latency_s : engine.inter_latency_s;
         if (lat > worst)
             worst = lat;
@@ -241,8 +244,8 @@ static void run_collective(Run *run, OpId id)
                 root_index = i;
     CollPlan plan;
     collective_plan(&engine.platform, (CollectiveKind)c->kind, (CollAlgo)run->algo[op->ref],
-                    run->is_aligned[op->ref], members, n, c->n_logical, index, c->bytes,
-                    root_index, &plan);
+                    run->is_aligned[op->ref], members, n, c->n_logical, index, c->bytes, root_index,
+                    &plan);
     sg_comm_t comms[2 * COLLECTIVE_MAX_PHASES * COLLECTIVE_MAX_FLOWS];
     /* NCCL's kernels occupy SMs while the collective runs: an execution bounded to that share
      * of the GPU competes with concurrent compute for as long as the flows last. */
@@ -336,8 +339,7 @@ static void execute(Run *run, OpId id)
     case OP_ALLOC:
     case OP_FREE:
         memory_apply(run->out->memory, now(run), op->rank, (MemSpace)op->sub,
-                     (MemCategory)op->category,
-                     op->kind == OP_ALLOC ? op->amount : -op->amount);
+                     (MemCategory)op->category, op->kind == OP_ALLOC ? op->amount : -op->amount);
         break;
     }
 }
@@ -470,17 +472,20 @@ int engine_run(const Graph *g, const EngineOptions *opts, EngineResult *out, Err
         for (uint32_t s = 0; s < n_streams; s++) {
             if (run.waiting[s] != GRAPH_NO_OP) {
                 const Op *op = &run.ops[run.waiting[s]];
-                rc = err_set(err, "engine: deadlock: %u of %u streams never finished; rank %u "
-                             "stream %s waits on op %u \"%s\"", n_streams - run.n_finished,
-                             n_streams, op->rank, graph_stream_name((StreamKind)op->stream_kind),
-                             run.waiting[s], graph_label_text(g, op->label));
+                rc = err_set(err,
+                             "engine: deadlock: %u of %u streams never finished; rank %u "
+                             "stream %s waits on op %u \"%s\"",
+                             n_streams - run.n_finished, n_streams, op->rank,
+                             graph_stream_name((StreamKind)op->stream_kind), run.waiting[s],
+                             graph_label_text(g, op->label));
                 break;
             }
         }
         if (rc == 0)
-            rc = err_set(err, "engine: deadlock: %u of %u streams never finished (a collective "
-                         "whose members wait on each other)", n_streams - run.n_finished,
-                         n_streams);
+            rc = err_set(err,
+                         "engine: deadlock: %u of %u streams never finished (a collective "
+                         "whose members wait on each other)",
+                         n_streams - run.n_finished, n_streams);
         sg_actor_kill_all();
     }
     for (uint32_t s = 0; s < n_streams; s++)

@@ -26,23 +26,23 @@
 #include <stdint.h>
 
 typedef struct EngineOptions {
-    CollAlgo algo;          /* auto: hier for whole-node groups across nodes, else ring */
-    bool is_stepwise;       /* every ring step as its own flow (validation of fluid mode) */
-    const bool *traced;     /* n_ranks flags: record memory timelines; may be NULL */
-    bool show_progress;     /* on stderr, once the run has taken more than a second */
+    CollAlgo algo;      /* auto: hier for whole-node groups across nodes, else ring */
+    bool is_stepwise;   /* every ring step as its own flow (validation of fluid mode) */
+    const bool *traced; /* n_ranks flags: record memory timelines; may be NULL */
+    bool show_progress; /* on stderr, once the run has taken more than a second */
 } EngineOptions;
 
 typedef struct EngineResult {
-    double makespan_s;          /* from the first op to the last */
+    double makespan_s; /* from the first op to the last */
     uint32_t n_ops;
-    double *op_start_s;         /* per op, relative to the run's start */
+    double *op_start_s; /* per op, relative to the run's start */
     double *op_end_s;
     MemTracker *memory;
     uint32_t n_ranks;
     double (*link_bytes)[LINK_N_CLASSES]; /* per rank: bytes it sent over each link class */
     double (*coll_bytes)[COLL_N_KINDS];   /* per rank: bytes it sent in each collective kind */
-    uint64_t n_activities;      /* SimGrid executions, flows and I/Os started */
-    double wall_s;              /* host time spent in SimGrid */
+    uint64_t n_activities;                /* SimGrid executions, flows and I/Os started */
+    double wall_s;                        /* host time spent in SimGrid */
 } EngineResult;
 
 /* Builds the SimGrid platform for p (validated and resized) with GPU speeds for `precision`.

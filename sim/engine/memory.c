@@ -57,8 +57,8 @@ void memory_destroy(MemTracker *t)
     free(t);
 }
 
-void memory_apply(MemTracker *t, double time_s, uint32_t rank, MemSpace space,
-                  MemCategory category, double bytes)
+void memory_apply(MemTracker *t, double time_s, uint32_t rank, MemSpace space, MemCategory category,
+                  double bytes)
 {
     uint32_t index = memory_account_index(t, rank, space);
     MemAccount *a = &t->accounts[index];

@@ -24,7 +24,7 @@ typedef struct MemAccount {
     double capacity_bytes;
     bool is_oom;
     double oom_time_s;
-    double oom_bytes;   /* usage when capacity was first exceeded */
+    double oom_bytes; /* usage when capacity was first exceeded */
 } MemAccount;
 
 typedef struct MemSample {
@@ -43,8 +43,8 @@ MemTracker *memory_create(uint32_t n_ranks, uint32_t gpus_per_node, double gpu_c
 void memory_destroy(MemTracker *t);
 
 /* Applies an allocation (positive) or release (negative) of `bytes` by `rank` on `space`. */
-void memory_apply(MemTracker *t, double time_s, uint32_t rank, MemSpace space,
-                  MemCategory category, double bytes);
+void memory_apply(MemTracker *t, double time_s, uint32_t rank, MemSpace space, MemCategory category,
+                  double bytes);
 
 /* The account of (rank, space): a rank's GPU, or its node's CPU or NVMe. */
 const MemAccount *memory_account(const MemTracker *t, uint32_t rank, MemSpace space);

@@ -11,8 +11,10 @@
 
 static void link(FILE *out, const char *id, double bw, double lat)
 {
-    fprintf(out, "    <link id=\"%s\" bandwidth=\"%.17gBps\" latency=\"%.17gs\" "
-            "sharing_policy=\"SPLITDUPLEX\"/>\n", id, bw, lat);
+    fprintf(out,
+            "    <link id=\"%s\" bandwidth=\"%.17gBps\" latency=\"%.17gs\" "
+            "sharing_policy=\"SPLITDUPLEX\"/>\n",
+            id, bw, lat);
 }
 
 /* <link_ctn> to link "<prefix><a>" in direction dir ("UP" or "DOWN"). */
@@ -49,8 +51,7 @@ static void gpu_gpu_route(const Platform *p, FILE *out, unsigned k, unsigned ra,
     fprintf(out, "</route>\n");
 }
 
-static void write_node(const Platform *p, FILE *out, unsigned k, double gpu_speed,
-                       double cpu_speed)
+static void write_node(const Platform *p, FILE *out, unsigned k, double gpu_speed, double cpu_speed)
 {
     const unsigned g = (unsigned)p->gpus_per_node;
     const unsigned first = k * g;
@@ -126,8 +127,8 @@ void platform_xml_write(const Platform *p, Precision precision, FILE *out)
     double gpu_speed = platform_peak_flops_per_s(p, precision) * p->gpu.gemm_efficiency;
     double cpu_speed = (double)p->cpu.cores * p->cpu.adam_params_per_s_per_core;
     /* The leaf uplink carries all of a node's NICs, divided by the oversubscription. */
-    double leaf_bw = (double)p->nic.per_node * p->nic.link.bw_bytes_per_s /
-                     p->fabric.oversubscription;
+    double leaf_bw =
+        (double)p->nic.per_node * p->nic.link.bw_bytes_per_s / p->fabric.oversubscription;
 
     fprintf(out, "<?xml version='1.0'?>\n"
                  "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
@@ -143,11 +144,15 @@ void platform_xml_write(const Platform *p, Precision precision, FILE *out)
         link(out, id, leaf_bw, p->fabric.latency_s / 2.0);
     }
     for (unsigned k = 0; k < n_nodes; k++) {
-        fprintf(out, "  <zoneRoute src=\"node%u\" dst=\"fabric\" gw_src=\"gw%u\" "
-                "gw_dst=\"spine\" symmetrical=\"NO\">", k, k);
+        fprintf(out,
+                "  <zoneRoute src=\"node%u\" dst=\"fabric\" gw_src=\"gw%u\" "
+                "gw_dst=\"spine\" symmetrical=\"NO\">",
+                k, k);
         ctn(out, "UP", "leaf", k);
-        fprintf(out, "</zoneRoute>\n  <zoneRoute src=\"fabric\" dst=\"node%u\" gw_src=\"spine\" "
-                "gw_dst=\"gw%u\" symmetrical=\"NO\">", k, k);
+        fprintf(out,
+                "</zoneRoute>\n  <zoneRoute src=\"fabric\" dst=\"node%u\" gw_src=\"spine\" "
+                "gw_dst=\"gw%u\" symmetrical=\"NO\">",
+                k, k);
         ctn(out, "DOWN", "leaf", k);
         fprintf(out, "</zoneRoute>\n");
     }

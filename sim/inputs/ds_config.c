@@ -22,18 +22,39 @@
 #include <string.h>
 
 static const char *const top_keys[] = {
-    "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
-    "fp16", "bf16", "optimizer", "zero_optimization", "activation_checkpointing", NULL,
+    "train_batch_size",
+    "train_micro_batch_size_per_gpu",
+    "gradient_accumulation_steps",
+    "fp16",
+    "bf16",
+    "optimizer",
+    "zero_optimization",
+    "activation_checkpointing",
+    NULL,
 };
 static const char *const enabled_keys[] = {"enabled", NULL};
 static const char *const optimizer_keys[] = {"type", NULL};
 static const char *const zero_keys[] = {
-    "stage", "overlap_comm", "contiguous_gradients", "reduce_scatter", "reduce_bucket_size",
-    "allgather_bucket_size", "stage3_prefetch_bucket_size", "stage3_max_live_parameters",
-    "stage3_max_reuse_distance", "stage3_param_persistence_threshold", "sub_group_size",
-    "offload_optimizer", "offload_param", "prefetch_bucket_size", "max_live_parameters",
-    "max_reuse_distance", "param_persistence_threshold", "use_multi_rank_bucket_allreduce",
-    "mics_shard_size", NULL,
+    "stage",
+    "overlap_comm",
+    "contiguous_gradients",
+    "reduce_scatter",
+    "reduce_bucket_size",
+    "allgather_bucket_size",
+    "stage3_prefetch_bucket_size",
+    "stage3_max_live_parameters",
+    "stage3_max_reuse_distance",
+    "stage3_param_persistence_threshold",
+    "sub_group_size",
+    "offload_optimizer",
+    "offload_param",
+    "prefetch_bucket_size",
+    "max_live_parameters",
+    "max_reuse_distance",
+    "param_persistence_threshold",
+    "use_multi_rank_bucket_allreduce",
+    "mics_shard_size",
+    NULL,
 };
 static const char *const offload_optimizer_keys[] = {
     "device", "pin_memory", "buffer_count", "pipeline_read", "pipeline_write", "ratio", NULL,
@@ -49,9 +70,9 @@ static const struct {
     const char *name;
     int n_states;
 } optimizers[] = {
-    {"adam", 2}, {"adamw", 2}, {"fusedadam", 2}, {"cpuadam", 2}, {"lamb", 2},
-    {"onebitadam", 2}, {"zerooneadam", 2}, {"onebitlamb", 2}, {"adagrad", 1},
-    {"lion", 1}, {"sgd", 1}, {"muadam", 2}, {"muadamw", 2}, {"musgd", 1},
+    {"adam", 2},       {"adamw", 2},       {"fusedadam", 2},  {"cpuadam", 2}, {"lamb", 2},
+    {"onebitadam", 2}, {"zerooneadam", 2}, {"onebitlamb", 2}, {"adagrad", 1}, {"lion", 1},
+    {"sgd", 1},        {"muadam", 2},      {"muadamw", 2},    {"musgd", 1},
 };
 
 #define BIG (UINT64_MAX / 2)
@@ -72,8 +93,8 @@ static int u64_or(Reader *r, const cJSON *obj, JsonAt at, const char *key, uint6
     if (rc == 0) {
         char path[128];
         *out = fallback;
-        strlist_addf(&r->cfg->defaults_used, "%s = %llu", jsonfile_key_path(at, key, path,
-                     sizeof path), (unsigned long long)fallback);
+        strlist_addf(&r->cfg->defaults_used, "%s = %llu",
+                     jsonfile_key_path(at, key, path, sizeof path), (unsigned long long)fallback);
     }
     return 0;
 }
@@ -94,8 +115,8 @@ static int bool_or(Reader *r, const cJSON *obj, JsonAt at, const char *key, bool
 }
 
 /* DeepSpeed accepts both "stage3_x" and its alias "x"; giving both is ambiguous. */
-static int aliased_u64(Reader *r, const cJSON *zero, JsonAt at, const char *key,
-                       const char *alias, uint64_t fallback, uint64_t *out)
+static int aliased_u64(Reader *r, const cJSON *zero, JsonAt at, const char *key, const char *alias,
+                       uint64_t fallback, uint64_t *out)
 {
     int a = jsonfile_get_u64(zero, key, at, 0, BIG, out, r->err);
     if (a < 0)
@@ -106,9 +127,10 @@ static int aliased_u64(Reader *r, const cJSON *zero, JsonAt at, const char *key,
         return -1;
     if (a && b) {
         char path[128];
-        return err_set(r->err, "%s: %s: expected only one of \"%s\" and its alias \"%s\", got "
-                       "both", r->file, jsonfile_key_path(at, alias, path, sizeof path), key,
-                       alias);
+        return err_set(r->err,
+                       "%s: %s: expected only one of \"%s\" and its alias \"%s\", got "
+                       "both",
+                       r->file, jsonfile_key_path(at, alias, path, sizeof path), key, alias);
     }
     if (b)
         *out = v;
@@ -141,7 +163,7 @@ static int read_optimizer(Reader *r, const cJSON *root)
     const cJSON *sec = cJSON_GetObjectItemCaseSensitive(root, "optimizer");
     if (sec == NULL || cJSON_IsNull(sec)) {
         strlist_addf(&cfg->defaults_used, "optimizer.type = Adam (mixed-precision Adam, K = 12 "
-                     "in the ZeRO paper)");
+                                          "in the ZeRO paper)");
         return 0;
     }
     JsonAt at = {r->file, "optimizer"};
@@ -170,7 +192,8 @@ static int read_optimizer(Reader *r, const cJSON *root)
             return 0;
         }
     }
-    return err_set(r->err, "%s: optimizer.type: expected a DeepSpeed optimizer (Adam, AdamW, "
+    return err_set(r->err,
+                   "%s: optimizer.type: expected a DeepSpeed optimizer (Adam, AdamW, "
                    "Lamb, OneBitAdam, ZeroOneAdam, OneBitLamb, Adagrad, Lion, SGD), got \"%s\"",
                    r->file, type);
 }
@@ -246,14 +269,14 @@ static int read_zero(Reader *r, const cJSON *root)
     rc = rc < 0 ? -1 : 0;
     z->stage = (int)stage;
     if (rc == 0)
-        rc = bool_or(r, zero, at, "overlap_comm", z->stage == 3, &z->overlap_comm) ||
-             bool_or(r, zero, at, "contiguous_gradients", true, &z->contiguous_gradients) ||
-             bool_or(r, zero, at, "reduce_scatter", true, &z->reduce_scatter) ||
+        rc =
+            bool_or(r, zero, at, "overlap_comm", z->stage == 3, &z->overlap_comm) ||
+            bool_or(r, zero, at, "contiguous_gradients", true, &z->contiguous_gradients) ||
+            bool_or(r, zero, at, "reduce_scatter", true, &z->reduce_scatter) ||
 
-             u64_or(r, zero, at, "reduce_bucket_size", 1, 500000000, &z->reduce_bucket_size) ||
-             u64_or(r, zero, at, "allgather_bucket_size", 1, 500000000,
-                    &z->allgather_bucket_size) ||
-             u64_or(r, zero, at, "sub_group_size", 1, 1000000000, &z->sub_group_size);
+            u64_or(r, zero, at, "reduce_bucket_size", 1, 500000000, &z->reduce_bucket_size) ||
+            u64_or(r, zero, at, "allgather_bucket_size", 1, 500000000, &z->allgather_bucket_size) ||
+            u64_or(r, zero, at, "sub_group_size", 1, 1000000000, &z->sub_group_size);
     /* Stages 1-2 run reduce_scatter as bucket all-reduces unless this is off (DeepSpeed's
      * average_tensor -> allreduce_and_scatter). */
     z->multi_rank_bucket_allreduce = true;
@@ -265,11 +288,10 @@ static int read_zero(Reader *r, const cJSON *root)
                          50000000, &z->prefetch_bucket_size) ||
              aliased_u64(r, zero, at, "stage3_max_live_parameters", "max_live_parameters",
                          1000000000, &z->max_live_parameters) ||
-             aliased_u64(r, zero, at, "stage3_max_reuse_distance", "max_reuse_distance",
-                         1000000000, &z->max_reuse_distance) ||
+             aliased_u64(r, zero, at, "stage3_max_reuse_distance", "max_reuse_distance", 1000000000,
+                         &z->max_reuse_distance) ||
              aliased_u64(r, zero, at, "stage3_param_persistence_threshold",
-                         "param_persistence_threshold", 100000,
-                         &z->param_persistence_threshold) ||
+                         "param_persistence_threshold", 100000, &z->param_persistence_threshold) ||
              read_shard_size(r, zero, at, &z->shard_size);
     if (rc == 0)
         rc = read_offload(r, zero, "offload_optimizer", false, &z->offload_optimizer) ||
@@ -278,19 +300,23 @@ static int read_zero(Reader *r, const cJSON *root)
     if (rc)
         return -1;
     if (z->offload_param.device != OFFLOAD_NONE && z->stage != 3)
-        return err_set(r->err, "%s: zero_optimization.offload_param.device: expected \"none\" "
+        return err_set(r->err,
+                       "%s: zero_optimization.offload_param.device: expected \"none\" "
                        "unless zero_optimization.stage is 3 (parameter offload needs ZeRO-3), "
-                       "got \"%s\" with stage %d", r->file,
-                       ds_config_offload_name(z->offload_param.device), z->stage);
+                       "got \"%s\" with stage %d",
+                       r->file, ds_config_offload_name(z->offload_param.device), z->stage);
     if (z->offload_optimizer.device != OFFLOAD_NONE && z->stage == 0)
-        return err_set(r->err, "%s: zero_optimization.offload_optimizer.device: expected "
+        return err_set(r->err,
+                       "%s: zero_optimization.offload_optimizer.device: expected "
                        "\"none\" with stage 0 (optimizer offload needs ZeRO stage 1, 2 or 3), "
-                       "got \"%s\"", r->file,
-                       ds_config_offload_name(z->offload_optimizer.device));
+                       "got \"%s\"",
+                       r->file, ds_config_offload_name(z->offload_optimizer.device));
     if (z->offload_optimizer.device == OFFLOAD_NVME && z->stage != 3)
-        return err_set(r->err, "%s: zero_optimization.offload_optimizer.device: expected "
+        return err_set(r->err,
+                       "%s: zero_optimization.offload_optimizer.device: expected "
                        "\"cpu\" or \"none\" with stage %d (NVMe offload is ZeRO-Infinity, "
-                       "stage 3), got \"nvme\"", r->file, z->stage);
+                       "stage 3), got \"nvme\"",
+                       r->file, z->stage);
     return 0;
 }
 
@@ -306,8 +332,10 @@ static int read_batch(Reader *r, const cJSON *root)
                          &cfg->grad_accum_steps, r->err) < 0)
         return -1;
     if (cfg->train_batch_size == 0 && cfg->micro_batch_per_gpu == 0)
-        return err_set(r->err, "%s: train_micro_batch_size_per_gpu: expected it or "
-                       "train_batch_size (DeepSpeed needs one of them), got neither", r->file);
+        return err_set(r->err,
+                       "%s: train_micro_batch_size_per_gpu: expected it or "
+                       "train_batch_size (DeepSpeed needs one of them), got neither",
+                       r->file);
     return 0;
 }
 
@@ -328,8 +356,7 @@ static int read_act_ckpt(Reader *r, const cJSON *root)
                : 0;
 }
 
-int ds_config_parse(TrainConfig *out, const char *file, const char *text, size_t n_bytes,
-                    Err *err)
+int ds_config_parse(TrainConfig *out, const char *file, const char *text, size_t n_bytes, Err *err)
 {
     memset(out, 0, sizeof *out);
     strlist_init(&out->not_modelled);
@@ -342,8 +369,8 @@ int ds_config_parse(TrainConfig *out, const char *file, const char *text, size_t
     JsonAt at = {file, ""};
     bool fp16 = false, bf16 = false;
     int rc = jsonfile_expect_object(root, at, err) ||
-             jsonfile_check_keys(root, at, top_keys, vocab_ds_top_not_modelled,
-                                 &out->not_modelled, err) ||
+             jsonfile_check_keys(root, at, top_keys, vocab_ds_top_not_modelled, &out->not_modelled,
+                                 err) ||
              read_batch(&r, root) ||
              read_enabled(&r, root, "fp16", vocab_ds_fp16_not_modelled, &fp16) ||
              read_enabled(&r, root, "bf16", vocab_ds_bf16_not_modelled, &bf16) ||
@@ -352,8 +379,10 @@ int ds_config_parse(TrainConfig *out, const char *file, const char *text, size_t
     if (rc)
         return -1;
     if (fp16 && bf16)
-        return err_set(err, "%s: bf16.enabled: expected at most one of fp16.enabled and "
-                       "bf16.enabled to be true, got both", file);
+        return err_set(err,
+                       "%s: bf16.enabled: expected at most one of fp16.enabled and "
+                       "bf16.enabled to be true, got both",
+                       file);
     out->precision = fp16 ? PRECISION_FP16 : bf16 ? PRECISION_BF16 : PRECISION_FP32;
     if (!fp16 && !bf16)
         strlist_addf(&out->defaults_used, "precision = fp32 (neither fp16 nor bf16 enabled)");
@@ -379,8 +408,7 @@ int ds_config_load(TrainConfig *out, const char *name_or_path, const char *data_
 static uint64_t batch_product(uint64_t a, uint64_t b, uint64_t c)
 {
     uint64_t ab = 0, abc = 0;
-    if (__builtin_mul_overflow(a, b, &ab) || __builtin_mul_overflow(ab, c, &abc) ||
-        abc > BATCH_MAX)
+    if (__builtin_mul_overflow(a, b, &ab) || __builtin_mul_overflow(ab, c, &abc) || abc > BATCH_MAX)
         return UINT64_MAX;
     return abc;
 }
@@ -388,39 +416,42 @@ static uint64_t batch_product(uint64_t a, uint64_t b, uint64_t c)
 int ds_config_resolve_batch(TrainConfig *cfg, uint64_t dp_size, BatchPlan *out, Err *err)
 {
     assert(dp_size > 0);
-    uint64_t tb = cfg->train_batch_size, mb = cfg->micro_batch_per_gpu,
-             ga = cfg->grad_accum_steps;
+    uint64_t tb = cfg->train_batch_size, mb = cfg->micro_batch_per_gpu, ga = cfg->grad_accum_steps;
     if (tb && mb && ga) {
         if (tb != batch_product(mb, ga, dp_size))
-            return err_set(err, "%s: train_batch_size: expected train_micro_batch_size_per_gpu "
+            return err_set(err,
+                           "%s: train_batch_size: expected train_micro_batch_size_per_gpu "
                            "x gradient_accumulation_steps x GPUs = %llu x %llu x %llu = %.0f, "
-                           "got %llu", cfg->file, (unsigned long long)mb,
-                           (unsigned long long)ga, (unsigned long long)dp_size,
-                           (double)mb * (double)ga * (double)dp_size, (unsigned long long)tb);
+                           "got %llu",
+                           cfg->file, (unsigned long long)mb, (unsigned long long)ga,
+                           (unsigned long long)dp_size, (double)mb * (double)ga * (double)dp_size,
+                           (unsigned long long)tb);
     } else if (tb && mb) {
         if (tb % (mb * dp_size) != 0)
-            return err_set(err, "%s: train_batch_size: expected a multiple of "
+            return err_set(err,
+                           "%s: train_batch_size: expected a multiple of "
                            "train_micro_batch_size_per_gpu x GPUs = %llu, got %llu",
-                           cfg->file, (unsigned long long)(mb * dp_size),
-                           (unsigned long long)tb);
+                           cfg->file, (unsigned long long)(mb * dp_size), (unsigned long long)tb);
         ga = tb / (mb * dp_size);
         strlist_addf(&cfg->defaults_used, "gradient_accumulation_steps = %llu (derived)",
                      (unsigned long long)ga);
     } else if (tb && ga) {
         if (tb % (ga * dp_size) != 0)
-            return err_set(err, "%s: train_batch_size: expected a multiple of "
-                           "gradient_accumulation_steps x GPUs = %llu, got %llu", cfg->file,
-                           (unsigned long long)(ga * dp_size), (unsigned long long)tb);
+            return err_set(err,
+                           "%s: train_batch_size: expected a multiple of "
+                           "gradient_accumulation_steps x GPUs = %llu, got %llu",
+                           cfg->file, (unsigned long long)(ga * dp_size), (unsigned long long)tb);
         mb = tb / (ga * dp_size);
         strlist_addf(&cfg->defaults_used, "train_micro_batch_size_per_gpu = %llu (derived)",
                      (unsigned long long)mb);
     } else if (mb) {
         if (batch_product(mb, ga ? ga : 1, dp_size) == UINT64_MAX)
-            return err_set(err, "%s: train_micro_batch_size_per_gpu: expected it x "
+            return err_set(err,
+                           "%s: train_micro_batch_size_per_gpu: expected it x "
                            "gradient_accumulation_steps x GPUs = %llu x %llu x %llu at most "
-                           "%llu, got %.0f", cfg->file, (unsigned long long)mb,
-                           (unsigned long long)(ga ? ga : 1), (unsigned long long)dp_size,
-                           (unsigned long long)BATCH_MAX,
+                           "%llu, got %.0f",
+                           cfg->file, (unsigned long long)mb, (unsigned long long)(ga ? ga : 1),
+                           (unsigned long long)dp_size, (unsigned long long)BATCH_MAX,
                            (double)mb * (double)(ga ? ga : 1) * (double)dp_size);
         if (ga == 0) {
             ga = 1;
@@ -431,9 +462,10 @@ int ds_config_resolve_batch(TrainConfig *cfg, uint64_t dp_size, BatchPlan *out, 
     } else {
         ga = 1;
         if (tb % dp_size != 0)
-            return err_set(err, "%s: train_batch_size: expected a multiple of the GPU count "
-                           "%llu, got %llu", cfg->file, (unsigned long long)dp_size,
-                           (unsigned long long)tb);
+            return err_set(err,
+                           "%s: train_batch_size: expected a multiple of the GPU count "
+                           "%llu, got %llu",
+                           cfg->file, (unsigned long long)dp_size, (unsigned long long)tb);
         mb = tb / dp_size;
         strlist_addf(&cfg->defaults_used, "gradient_accumulation_steps = 1");
         strlist_addf(&cfg->defaults_used, "train_micro_batch_size_per_gpu = %llu (derived)",

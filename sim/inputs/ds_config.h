@@ -25,11 +25,11 @@ typedef struct OffloadConfig {
     OffloadDevice device;
     bool pin_memory;
     uint64_t buffer_count;
-    uint64_t buffer_size;    /* elements; offload_param only */
-    uint64_t max_in_cpu;     /* elements; offload_param only */
-    bool pipeline_read;      /* offload_optimizer only */
-    bool pipeline_write;     /* offload_optimizer only */
-    double ratio;            /* offload_optimizer only: fraction of the optimizer offloaded */
+    uint64_t buffer_size; /* elements; offload_param only */
+    uint64_t max_in_cpu;  /* elements; offload_param only */
+    bool pipeline_read;   /* offload_optimizer only */
+    bool pipeline_write;  /* offload_optimizer only */
+    double ratio;         /* offload_optimizer only: fraction of the optimizer offloaded */
 } OffloadConfig;
 
 typedef struct ZeroConfig {
@@ -37,7 +37,7 @@ typedef struct ZeroConfig {
     bool overlap_comm;
     bool contiguous_gradients;
     bool reduce_scatter;
-    bool multi_rank_bucket_allreduce; /* stage 1/2: reduce_scatter done as bucket all-reduces */
+    bool multi_rank_bucket_allreduce;     /* stage 1/2: reduce_scatter done as bucket all-reduces */
     uint64_t reduce_bucket_size;          /* elements */
     uint64_t allgather_bucket_size;       /* elements */
     uint64_t prefetch_bucket_size;        /* elements, stage 3 */
@@ -58,8 +58,8 @@ typedef struct TrainConfig {
     uint64_t micro_batch_per_gpu;
     uint64_t grad_accum_steps;
     Precision precision;
-    char optimizer[32];         /* optimizer.type, lower case; "adam" when absent */
-    int optimizer_n_states;     /* fp32 state tensors per parameter: Adam 2, SGD/Lion 1 */
+    char optimizer[32];     /* optimizer.type, lower case; "adam" when absent */
+    int optimizer_n_states; /* fp32 state tensors per parameter: Adam 2, SGD/Lion 1 */
     ZeroConfig zero;
     bool partition_activations; /* activation_checkpointing.partition_activations */
     bool cpu_checkpointing;     /* activation_checkpointing.cpu_checkpointing */
@@ -75,8 +75,7 @@ typedef struct BatchPlan {
 } BatchPlan;
 
 /* Parses ds_config text; `file` names it in messages. */
-int ds_config_parse(TrainConfig *out, const char *file, const char *text, size_t n_bytes,
-                    Err *err);
+int ds_config_parse(TrainConfig *out, const char *file, const char *text, size_t n_bytes, Err *err);
 
 /* Loads a path, or resolves a name ("zero3") in <data_dir>/workloads/ds_configs/. */
 int ds_config_load(TrainConfig *out, const char *name_or_path, const char *data_dir, Err *err);

@@ -54,11 +54,28 @@ typedef struct DimSpec {
 /* The fixed dimensions in expansion order (the first varies slowest). The enumerations repeat
  * the commands' own (fsdp_parse, setup_recompute_parse, --algo, --mode, --schedule: inputs/ cannot
  * include schedule/ or model/); tests/test_grid.c checks they agree. */
-enum { D_MODEL, D_CONFIG, D_PLATFORM, D_GPUS, D_NODES, D_MICRO_BATCH, D_GLOBAL_BATCH, D_SEQ_LEN,
-       D_CKPT, D_FLASH, D_FSDP, D_SCHEDULE, D_ALGO, D_MODE, D_STEPS, D_CALIBRATION, N_FIXED };
+enum {
+    D_MODEL,
+    D_CONFIG,
+    D_PLATFORM,
+    D_GPUS,
+    D_NODES,
+    D_MICRO_BATCH,
+    D_GLOBAL_BATCH,
+    D_SEQ_LEN,
+    D_CKPT,
+    D_FLASH,
+    D_FSDP,
+    D_SCHEDULE,
+    D_ALGO,
+    D_MODE,
+    D_STEPS,
+    D_CALIBRATION,
+    N_FIXED
+};
 
-static const char *const fsdp_values[] = {"none", "FULL_SHARD", "SHARD_GRAD_OP", "NO_SHARD",
-                                          "HYBRID_SHARD", NULL};
+static const char *const fsdp_values[] = {"none",     "FULL_SHARD",   "SHARD_GRAD_OP",
+                                          "NO_SHARD", "HYBRID_SHARD", NULL};
 static const char *const on_off_values[] = {"on", "off", NULL};
 static const char *const schedule_values[] = {"deepspeed", "textbook", NULL};
 static const char *const algo_values[] = {"auto", "ring", "tree", "hier", NULL};
@@ -77,59 +94,105 @@ static const DimSpec fixed_specs[N_FIXED] = {
                        1ull << 31, NULL},
     [D_GLOBAL_BATCH] = {"global_batch", "global_batch", NULL, KIND_COUNT, false, false, NULL,
                         1ull << 31, NULL},
-    [D_SEQ_LEN] = {"seq_len", "seq_len", "--seq-len", KIND_COUNT, false, false, NULL,
-                   1ull << 40, NULL},
+    [D_SEQ_LEN] = {"seq_len", "seq_len", "--seq-len", KIND_COUNT, false, false, NULL, 1ull << 40,
+                   NULL},
     [D_CKPT] = {"activation_checkpointing", "activation_checkpointing",
                 "--activation-checkpointing", KIND_CKPT, false, false, NULL, 0,
                 "none, selective, full or every:N"},
-    [D_FLASH] = {"flash_attention", "flash_attention", "--flash-attention", KIND_ENUM, false,
-                 false, on_off_values, 0, "on or off"},
+    [D_FLASH] = {"flash_attention", "flash_attention", "--flash-attention", KIND_ENUM, false, false,
+                 on_off_values, 0, "on or off"},
     [D_FSDP] = {"fsdp", "fsdp", "--fsdp", KIND_ENUM, false, true, fsdp_values, 0,
                 "none, FULL_SHARD, SHARD_GRAD_OP, NO_SHARD or HYBRID_SHARD"},
-    [D_SCHEDULE] = {"schedule", "schedule", "--schedule", KIND_ENUM, false, true,
-                    schedule_values, 0, "deepspeed or textbook"},
+    [D_SCHEDULE] = {"schedule", "schedule", "--schedule", KIND_ENUM, false, true, schedule_values,
+                    0, "deepspeed or textbook"},
     [D_ALGO] = {"algo", "algo", "--algo", KIND_ENUM, false, true, algo_values, 0,
                 "auto, ring, tree or hier"},
     [D_MODE] = {"mode", "mode", "--mode", KIND_ENUM, false, true, mode_values, 0,
                 "auto, full or symmetric"},
     [D_STEPS] = {"steps", "steps", "--steps", KIND_COUNT, false, true, NULL, 1000, NULL},
-    [D_CALIBRATION] = {"calibration", "calibration", "--calibration", KIND_NAME, false, true,
-                       NULL, 0, "a zerosim-calibrate .json path"},
+    [D_CALIBRATION] = {"calibration", "calibration", "--calibration", KIND_NAME, false, true, NULL,
+                       0, "a zerosim-calibrate .json path"},
 };
 
-static const DimSpec override_spec = {"overrides", NULL, NULL, KIND_NUMBER, false, false,
-                                      NULL, 0, "a number"};
+static const DimSpec override_spec = {"overrides", NULL, NULL, KIND_NUMBER, false,
+                                      false,       NULL, 0,    "a number"};
 
-static const char *const top_keys[] = {
-    "description", "command", "models", "configs", "platforms", "gpus", "nodes", "micro_batch",
-    "global_batch", "seq_len", "activation_checkpointing", "flash_attention", "fsdp",
-    "schedule", "algo", "mode", "steps", "calibration", "overrides", NULL};
+static const char *const top_keys[] = {"description",
+                                       "command",
+                                       "models",
+                                       "configs",
+                                       "platforms",
+                                       "gpus",
+                                       "nodes",
+                                       "micro_batch",
+                                       "global_batch",
+                                       "seq_len",
+                                       "activation_checkpointing",
+                                       "flash_attention",
+                                       "fsdp",
+                                       "schedule",
+                                       "algo",
+                                       "mode",
+                                       "steps",
+                                       "calibration",
+                                       "overrides",
+                                       NULL};
 
 static const char *const command_names[] = {"run", "estimate", NULL};
 
 /* Metric columns: report JSON paths (docs/JSON-SCHEMA.md), the headline numbers first. */
-static const char *const run_metrics[] = {
-    "time.step_s", "throughput.tokens_per_s", "throughput.tflops_per_gpu", "throughput.mfu",
-    "memory.gpu_peak_bytes", "memory.gpu_capacity_bytes", "memory.cpu_peak_bytes",
-    "memory.nvme_peak_bytes", "memory.fits", "memory.oom.space", "time.compute_s",
-    "time.optimizer_s", "time.exposed_comm_s", "time.idle_s", "comm.bytes_per_rank.total",
-    "comm.bytes_per_link_class.nvlink", "comm.bytes_per_link_class.pcie",
-    "comm.bytes_per_link_class.nic", "flops.per_step", "cluster.gpus", "config.zero_stage",
-    "config.micro_batch", "config.grad_accum", "config.global_batch", "config.seq_len", NULL};
-static const char *const estimate_metrics[] = {
-    "memory.gpu_peak_bytes", "memory.gpu_capacity_bytes", "memory.cpu_peak_bytes",
-    "memory.nvme_peak_bytes", "memory.fits", "memory.fits_gpu", "memory.fits_cpu",
-    "memory.fits_nvme", "comm.bytes_per_rank.total", "flops.per_step",
-    "time.compute_bound_step_s", "cluster.gpus", "config.zero_stage", "config.micro_batch",
-    "config.grad_accum", "config.global_batch", "config.seq_len", NULL};
+static const char *const run_metrics[] = {"time.step_s",
+                                          "throughput.tokens_per_s",
+                                          "throughput.tflops_per_gpu",
+                                          "throughput.mfu",
+                                          "memory.gpu_peak_bytes",
+                                          "memory.gpu_capacity_bytes",
+                                          "memory.cpu_peak_bytes",
+                                          "memory.nvme_peak_bytes",
+                                          "memory.fits",
+                                          "memory.oom.space",
+                                          "time.compute_s",
+                                          "time.optimizer_s",
+                                          "time.exposed_comm_s",
+                                          "time.idle_s",
+                                          "comm.bytes_per_rank.total",
+                                          "comm.bytes_per_link_class.nvlink",
+                                          "comm.bytes_per_link_class.pcie",
+                                          "comm.bytes_per_link_class.nic",
+                                          "flops.per_step",
+                                          "cluster.gpus",
+                                          "config.zero_stage",
+                                          "config.micro_batch",
+                                          "config.grad_accum",
+                                          "config.global_batch",
+                                          "config.seq_len",
+                                          NULL};
+static const char *const estimate_metrics[] = {"memory.gpu_peak_bytes",
+                                               "memory.gpu_capacity_bytes",
+                                               "memory.cpu_peak_bytes",
+                                               "memory.nvme_peak_bytes",
+                                               "memory.fits",
+                                               "memory.fits_gpu",
+                                               "memory.fits_cpu",
+                                               "memory.fits_nvme",
+                                               "comm.bytes_per_rank.total",
+                                               "flops.per_step",
+                                               "time.compute_bound_step_s",
+                                               "cluster.gpus",
+                                               "config.zero_stage",
+                                               "config.micro_batch",
+                                               "config.grad_accum",
+                                               "config.global_batch",
+                                               "config.seq_len",
+                                               NULL};
 
 typedef struct Dim {
     const DimSpec *spec;
-    char *column;     /* owned: "gpus", "overrides.nic.bw_bytes_per_s" */
-    char *path;       /* an override's platform field; NULL otherwise */
+    char *column; /* owned: "gpus", "overrides.nic.bw_bytes_per_s" */
+    char *path;   /* an override's platform field; NULL otherwise */
     size_t n_values;
-    char **texts;     /* canonical value texts */
-    double *numbers;  /* KIND_COUNT and KIND_NUMBER values */
+    char **texts;    /* canonical value texts */
+    double *numbers; /* KIND_COUNT and KIND_NUMBER values */
 } Dim;
 
 /* A config or platform file the points refer to. */
@@ -169,8 +232,7 @@ static const char *format_number(double v, char *buf, size_t buf_size)
 }
 
 /* "gpus[1]", or "gpus" for a value given alone. */
-static const char *element_path(const char *key, size_t i, bool is_list, char *buf,
-                                size_t buf_size)
+static const char *element_path(const char *key, size_t i, bool is_list, char *buf, size_t buf_size)
 {
     if (is_list)
         snprintf(buf, buf_size, "%s[%zu]", key, i);
@@ -281,11 +343,13 @@ static int read_value(const Parser *ps, const DimSpec *spec, const cJSON *v, con
     switch (spec->kind) {
     case KIND_NAME:
         if (!cJSON_IsString(v) || v->valuestring[0] == '\0')
-            return err_set(ps->err, "%s: %s: expected %s, got %s", ps->file, where,
-                           spec->expected, found);
+            return err_set(ps->err, "%s: %s: expected %s, got %s", ps->file, where, spec->expected,
+                           found);
         if (!is_clean_name(v->valuestring))
-            return err_set(ps->err, "%s: %s: expected a name or path without ';' or control "
-                           "characters, got %s", ps->file, where, found);
+            return err_set(ps->err,
+                           "%s: %s: expected a name or path without ';' or control "
+                           "characters, got %s",
+                           ps->file, where, found);
         *out_text = xstrdup(v->valuestring);
         return 0;
     case KIND_COUNT:
@@ -301,8 +365,7 @@ static int read_value(const Parser *ps, const DimSpec *spec, const cJSON *v, con
         return 0;
     case KIND_NUMBER:
         if (!cJSON_IsNumber(v))
-            return err_set(ps->err, "%s: %s: expected a number, got %s", ps->file, where,
-                           found);
+            return err_set(ps->err, "%s: %s: expected a number, got %s", ps->file, where, found);
         *out_number = v->valuedouble;
         *out_text = xstrdup(format_number(v->valuedouble, buf, sizeof buf));
         return 0;
@@ -317,8 +380,8 @@ static int read_value(const Parser *ps, const DimSpec *spec, const cJSON *v, con
                        found);
     case KIND_CKPT:
         if (!cJSON_IsString(v) || !is_ckpt(v->valuestring))
-            return err_set(ps->err, "%s: %s: expected %s, got %s", ps->file, where,
-                           spec->expected, found);
+            return err_set(ps->err, "%s: %s: expected %s, got %s", ps->file, where, spec->expected,
+                           found);
         *out_text = xstrdup(v->valuestring);
         return 0;
     }
@@ -346,8 +409,10 @@ static int read_list(const Parser *ps, const DimSpec *spec, const char *key, con
         d->n_values++;
         for (int j = 0; j < i; j++)
             if (strcmp(d->texts[j], d->texts[i]) == 0)
-                return err_set(ps->err, "%s: %s: expected a value not listed before, got %s "
-                               "again (it is %s[%d])", ps->file, where, d->texts[i], key, j);
+                return err_set(ps->err,
+                               "%s: %s: expected a value not listed before, got %s "
+                               "again (it is %s[%d])",
+                               ps->file, where, d->texts[i], key, j);
     }
     return 0;
 }
@@ -369,16 +434,19 @@ static int read_fixed(const Parser *ps, Grid *g, const cJSON *root)
         if (item == NULL || cJSON_IsNull(item)) {
             if (spec->is_required) {
                 char expected[160];
-                return err_set(ps->err, "%s: %s: expected %s, got nothing (the key is "
-                               "required)", ps->file, spec->grid_key,
+                return err_set(ps->err,
+                               "%s: %s: expected %s, got nothing (the key is "
+                               "required)",
+                               ps->file, spec->grid_key,
                                list_expected(spec, expected, sizeof expected));
             }
             continue;
         }
         if (spec->is_run_only && g->command == GRID_COMMAND_ESTIMATE)
-            return err_set(ps->err, "%s: %s: expected no %s with \"command\": \"estimate\" "
-                           "(only zerosim run takes --%s), got a value", ps->file,
-                           spec->grid_key, spec->grid_key, spec->option + 2);
+            return err_set(ps->err,
+                           "%s: %s: expected no %s with \"command\": \"estimate\" "
+                           "(only zerosim run takes --%s), got a value",
+                           ps->file, spec->grid_key, spec->grid_key, spec->option + 2);
         g->fixed_at[k] = (int)g->n_dims;
         Dim *d = add_dim(g);
         d->spec = spec;
@@ -477,8 +545,10 @@ static int check_override(const Parser *ps, const Grid *g, const Dim *d)
                 names[k] = paths.items[k];
             const char *best = suggest_closest(d->path, names);
             char found[64];
-            err_set(ps->err, "%s: %s: expected the dotted path of a number in platform %s "
-                    "(e.g. nic.bw_bytes_per_s), got %s%s%s%s", ps->file, d->column, src->path,
+            err_set(ps->err,
+                    "%s: %s: expected the dotted path of a number in platform %s "
+                    "(e.g. nic.bw_bytes_per_s), got %s%s%s%s",
+                    ps->file, d->column, src->path,
                     node ? jsonfile_describe(node, found, sizeof found) : "a path it does not have",
                     best ? " (did you mean \"" : "", best ? best : "", best ? "\"?)" : "");
             free(names);
@@ -518,11 +588,13 @@ static int read_overrides(const Parser *ps, Grid *g, const cJSON *root)
         snprintf(column, sizeof column, "overrides.%s", item->string);
         for (size_t k = g->first_override; k < g->n_dims; k++)
             if (strcmp(g->dims[k].path, item->string) == 0)
-                return err_set(ps->err, "%s: %s: expected each path once, got it twice",
-                               ps->file, column);
+                return err_set(ps->err, "%s: %s: expected each path once, got it twice", ps->file,
+                               column);
         if (!is_clean_name(item->string) || strchr(item->string, '=') != NULL)
-            return err_set(ps->err, "%s: overrides: expected dotted paths like "
-                           "nic.bw_bytes_per_s, got \"%s\"", ps->file, item->string);
+            return err_set(ps->err,
+                           "%s: overrides: expected dotted paths like "
+                           "nic.bw_bytes_per_s, got \"%s\"",
+                           ps->file, item->string);
         Dim *d = add_dim(g);
         d->spec = &override_spec;
         d->column = xstrdup(column);
@@ -538,8 +610,7 @@ static int read_overrides(const Parser *ps, Grid *g, const cJSON *root)
     return 0;
 }
 
-Grid *grid_parse(const char *file, const char *text, size_t n_bytes, const char *data_dir,
-                 Err *err)
+Grid *grid_parse(const char *file, const char *text, size_t n_bytes, const char *data_dir, Err *err)
 {
     cJSON *root = jsonfile_parse(file, text, n_bytes, err);
     if (root == NULL)
@@ -558,8 +629,7 @@ Grid *grid_parse(const char *file, const char *text, size_t n_bytes, const char 
                      jsonfile_describe(desc, found, sizeof found));
     g->command = (GridCommand)command;
     if (rc == 0)
-        rc = read_fixed(&ps, g, root) || load_sources(&ps, g, root) ||
-             read_overrides(&ps, g, root);
+        rc = read_fixed(&ps, g, root) || load_sources(&ps, g, root) || read_overrides(&ps, g, root);
     if (rc == 0) {
         double n = 1;
         for (size_t k = 0; k < g->n_dims; k++)
@@ -630,15 +700,30 @@ void grid_destroy(Grid *g)
 
 /* ---- points ---- */
 
-GridCommand grid_command(const Grid *g) { return g->command; }
+GridCommand grid_command(const Grid *g)
+{
+    return g->command;
+}
 
-const char *grid_command_name(const Grid *g) { return command_names[g->command]; }
+const char *grid_command_name(const Grid *g)
+{
+    return command_names[g->command];
+}
 
-size_t grid_n_points(const Grid *g) { return g->n_points; }
+size_t grid_n_points(const Grid *g)
+{
+    return g->n_points;
+}
 
-size_t grid_n_params(const Grid *g) { return g->n_dims; }
+size_t grid_n_params(const Grid *g)
+{
+    return g->n_dims;
+}
 
-const char *grid_param_name(const Grid *g, size_t k) { return g->dims[k].column; }
+const char *grid_param_name(const Grid *g, size_t k)
+{
+    return g->dims[k].column;
+}
 
 /* The index of point id's value in dimension k: digit k of id in mixed radix, the last
  * dimension least significant. */
@@ -719,8 +804,7 @@ static void apply_batch(const Grid *g, size_t id, cJSON *tree)
     }
 }
 
-int grid_invocation_init(GridInvocation *inv, const Grid *g, size_t id, const char *dir,
-                         Err *err)
+int grid_invocation_init(GridInvocation *inv, const Grid *g, size_t id, const char *dir, Err *err)
 {
     memset(inv, 0, sizeof *inv);
     strlist_init(&inv->args);
@@ -729,8 +813,7 @@ int grid_invocation_init(GridInvocation *inv, const Grid *g, size_t id, const ch
     inv->source_config = g->configs[ci].path;
     inv->source_platform = g->platforms[pi].path;
     if (g->fixed_at[D_MICRO_BATCH] >= 0 || g->fixed_at[D_GLOBAL_BATCH] >= 0) {
-        snprintf(inv->derived_config, sizeof inv->derived_config, "%s/p%zu-config.json", dir,
-                 id);
+        snprintf(inv->derived_config, sizeof inv->derived_config, "%s/p%zu-config.json", dir, id);
         cJSON *copy = cJSON_Duplicate(g->configs[ci].tree, 1);
         apply_batch(g, id, copy);
         int rc = write_json(inv->derived_config, copy, "ds_config", err);
@@ -741,8 +824,8 @@ int grid_invocation_init(GridInvocation *inv, const Grid *g, size_t id, const ch
         }
     }
     if (g->first_override < g->n_dims) {
-        snprintf(inv->derived_platform, sizeof inv->derived_platform, "%s/p%zu-platform.json",
-                 dir, id);
+        snprintf(inv->derived_platform, sizeof inv->derived_platform, "%s/p%zu-platform.json", dir,
+                 id);
         cJSON *copy = cJSON_Duplicate(g->platforms[pi].tree, 1);
         for (size_t k = g->first_override; k < g->n_dims; k++)
             cJSON_SetNumberValue((cJSON *)walk(copy, g->dims[k].path),
@@ -784,12 +867,18 @@ void grid_invocation_fini(GridInvocation *inv)
 
 /* ---- reports and rows ---- */
 
-size_t grid_n_metrics(const Grid *g) { return g->n_metrics; }
+size_t grid_n_metrics(const Grid *g)
+{
+    return g->n_metrics;
+}
 
-const char *grid_metric_name(const Grid *g, size_t k) { return g->metrics[k]; }
+const char *grid_metric_name(const Grid *g, size_t k)
+{
+    return g->metrics[k];
+}
 
-int grid_report_read(GridReport *out, const Grid *g, const GridInvocation *inv,
-                     const char *text, size_t n_bytes, Err *err)
+int grid_report_read(GridReport *out, const Grid *g, const GridInvocation *inv, const char *text,
+                     size_t n_bytes, Err *err)
 {
     out->json = NULL;
     strlist_init(&out->metrics);

@@ -71,8 +71,8 @@ bool grid_has_derived_files(const Grid *g);
 /* What it takes to compute one point: the arguments after the executable's name, and the
  * derived files written for it (empty strings when none), with the files they stand for. */
 typedef struct GridInvocation {
-    StrList args;               /* "run" "--model" "gpt2-1.5b" ... "--json" "-" */
-    char derived_config[1024];  /* dir/p<id>-config.json, or "" */
+    StrList args;              /* "run" "--model" "gpt2-1.5b" ... "--json" "-" */
+    char derived_config[1024]; /* dir/p<id>-config.json, or "" */
     char derived_platform[1024];
     const char *source_config;   /* borrowed from the grid: the config file it derives from */
     const char *source_platform; /* the platform file */
@@ -80,8 +80,7 @@ typedef struct GridInvocation {
 
 /* Fills inv for point id, writing derived files into dir (which must exist when
  * grid_has_derived_files). Returns 0, or -1 with err set when a file cannot be written. */
-int grid_invocation_init(GridInvocation *inv, const Grid *g, size_t id, const char *dir,
-                         Err *err);
+int grid_invocation_init(GridInvocation *inv, const Grid *g, size_t id, const char *dir, Err *err);
 
 /* Removes the derived files and frees the arguments. */
 void grid_invocation_fini(GridInvocation *inv);
@@ -99,8 +98,8 @@ typedef struct GridReport {
 
 /* Reads the JSON report a child printed for inv. Returns 0, or -1 with err set when the text
  * is not a report of the grid's command. The caller finis out in both cases. */
-int grid_report_read(GridReport *out, const Grid *g, const GridInvocation *inv,
-                     const char *text, size_t n_bytes, Err *err);
+int grid_report_read(GridReport *out, const Grid *g, const GridInvocation *inv, const char *text,
+                     size_t n_bytes, Err *err);
 void grid_report_fini(GridReport *r);
 
 /* One JSONL row, without the newline: {"id", "key", "point": {...}, "status", "exit_code",

@@ -195,10 +195,12 @@ int jsonfile_check_keys(const cJSON *obj, JsonAt at, const char *const *modelled
             best = suggest_closest(key, not_modelled);
         jsonfile_key_path(at, key, path, sizeof path);
         if (best != NULL)
-            return err_set(err, "%s: %s: expected a known key, got unknown key \"%s\" (did you "
-                           "mean \"%s\"?)", at.file, path, key, best);
-        return err_set(err, "%s: %s: expected a known key, got unknown key \"%s\"", at.file,
-                       path, key);
+            return err_set(err,
+                           "%s: %s: expected a known key, got unknown key \"%s\" (did you "
+                           "mean \"%s\"?)",
+                           at.file, path, key, best);
+        return err_set(err, "%s: %s: expected a known key, got unknown key \"%s\"", at.file, path,
+                       key);
     }
     return 0;
 }
@@ -262,8 +264,8 @@ int jsonfile_get_bool(const cJSON *obj, const char *key, JsonAt at, bool *out, E
     return 1;
 }
 
-int jsonfile_get_string(const cJSON *obj, const char *key, JsonAt at, char *out,
-                        size_t out_size, Err *err)
+int jsonfile_get_string(const cJSON *obj, const char *key, JsonAt at, char *out, size_t out_size,
+                        Err *err)
 {
     const cJSON *v = lookup(obj, key);
     if (v == NULL)
@@ -288,8 +290,8 @@ int jsonfile_get_enum(const cJSON *obj, const char *key, JsonAt at, const char *
     char expected[256];
     size_t used = (size_t)snprintf(expected, sizeof expected, "one of");
     for (size_t i = 0; values[i] != NULL && used < sizeof expected; i++)
-        used += (size_t)snprintf(expected + used, sizeof expected - used, "%s \"%s\"",
-                                 i ? "," : "", values[i]);
+        used += (size_t)snprintf(expected + used, sizeof expected - used, "%s \"%s\"", i ? "," : "",
+                                 values[i]);
     if (!cJSON_IsString(v) || v->valuestring == NULL)
         return fail_value(v, key, at, expected, err);
     for (int i = 0; values[i] != NULL; i++) {

@@ -47,8 +47,8 @@ int jsonfile_get_u64(const cJSON *obj, const char *key, JsonAt at, uint64_t min,
 int jsonfile_get_double(const cJSON *obj, const char *key, JsonAt at, double min, double max,
                         double *out, Err *err);
 int jsonfile_get_bool(const cJSON *obj, const char *key, JsonAt at, bool *out, Err *err);
-int jsonfile_get_string(const cJSON *obj, const char *key, JsonAt at, char *out,
-                        size_t out_size, Err *err);
+int jsonfile_get_string(const cJSON *obj, const char *key, JsonAt at, char *out, size_t out_size,
+                        Err *err);
 /* A string that must be one of `values` (NULL-terminated, compared case-insensitively);
  * out gets its index. */
 int jsonfile_get_enum(const cJSON *obj, const char *key, JsonAt at, const char *const *values,

@@ -20,15 +20,37 @@
 
 /* Keys zerosim reads, in any family (their union: a GPT-2 key in a Llama file is harmless). */
 static const char *const modelled_keys[] = {
-    "model_type", "hidden_size", "num_hidden_layers", "num_attention_heads",
-    "num_key_value_heads", "head_dim", "intermediate_size", "vocab_size",
-    "max_position_embeddings", "tie_word_embeddings", "n_embd", "n_layer", "n_head",
-    "n_positions", "n_inner", "n_ctx", "d_model", "n_layers", "n_heads", "expansion_ratio",
-    "max_seq_len", "no_bias", "attention_bias", "mlp_bias", "hidden_act",
-    "activation_function", "learned_pos_emb", NULL,
+    "model_type",
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
+    "intermediate_size",
+    "vocab_size",
+    "max_position_embeddings",
+    "tie_word_embeddings",
+    "n_embd",
+    "n_layer",
+    "n_head",
+    "n_positions",
+    "n_inner",
+    "n_ctx",
+    "d_model",
+    "n_layers",
+    "n_heads",
+    "expansion_ratio",
+    "max_seq_len",
+    "no_bias",
+    "attention_bias",
+    "mlp_bias",
+    "hidden_act",
+    "activation_function",
+    "learned_pos_emb",
+    NULL,
 };
 
-#define MAX_WIDTH (1u << 20)   /* hidden, ffn: 1M wide is far beyond any published model */
+#define MAX_WIDTH (1u << 20) /* hidden, ffn: 1M wide is far beyond any published model */
 #define MAX_LAYERS 100000u
 #define MAX_VOCAB (1u << 24)
 #define MAX_SEQ (1u << 24)
@@ -50,16 +72,16 @@ static int need_u64(Reader *r, const char *key, uint64_t max, uint64_t *out)
 }
 
 /* Optional positive integer with a recorded default. */
-static int opt_u64(Reader *r, const char *key, uint64_t max, uint64_t fallback,
-                   const char *why, uint64_t *out)
+static int opt_u64(Reader *r, const char *key, uint64_t max, uint64_t fallback, const char *why,
+                   uint64_t *out)
 {
     int rc = jsonfile_get_u64(r->root, key, r->at, 1, max, out, r->err);
     if (rc < 0)
         return -1;
     if (rc == 0) {
         *out = fallback;
-        strlist_addf(&r->cfg->defaults_used, "%s = %llu (%s)", key,
-                     (unsigned long long)fallback, why);
+        strlist_addf(&r->cfg->defaults_used, "%s = %llu (%s)", key, (unsigned long long)fallback,
+                     why);
     }
     return 0;
 }
@@ -71,8 +93,7 @@ static int opt_bool(Reader *r, const char *key, bool fallback, const char *why, 
         return -1;
     if (rc == 0) {
         *out = fallback;
-        strlist_addf(&r->cfg->defaults_used, "%s = %s (%s)", key, fallback ? "true" : "false",
-                     why);
+        strlist_addf(&r->cfg->defaults_used, "%s = %s (%s)", key, fallback ? "true" : "false", why);
     }
     return 0;
 }
@@ -93,8 +114,8 @@ static int pick_family(Reader *r)
         {"mpt", MODEL_FAMILY_MPT},
     };
     ModelConfig *cfg = r->cfg;
-    if (jsonfile_get_string(r->root, "model_type", r->at, cfg->model_type,
-                            sizeof cfg->model_type, r->err) < 0)
+    if (jsonfile_get_string(r->root, "model_type", r->at, cfg->model_type, sizeof cfg->model_type,
+                            r->err) < 0)
         return -1;
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         if (strcmp(cfg->model_type, known[i].model_type) == 0) {
@@ -114,9 +135,10 @@ static int pick_family(Reader *r)
         style = "Llama style (hidden_size)";
     } else {
         char path[64];
-        return err_set(r->err, "%s: %s: expected one of the shape keys hidden_size, n_embd or "
-                       "d_model, got none", r->at.file,
-                       jsonfile_key_path(r->at, "(top level)", path, sizeof path));
+        return err_set(r->err,
+                       "%s: %s: expected one of the shape keys hidden_size, n_embd or "
+                       "d_model, got none",
+                       r->at.file, jsonfile_key_path(r->at, "(top level)", path, sizeof path));
     }
     strlist_addf(&cfg->defaults_used, "architecture read as %s: model_type %s%s%s", style,
                  cfg->model_type[0] ? "\"" : "", cfg->model_type[0] ? cfg->model_type : "absent",
@@ -127,12 +149,13 @@ static int pick_family(Reader *r)
 static int read_gpt2(Reader *r)
 {
     ModelConfig *c = r->cfg;
-    if (need_u64(r, "n_embd", MAX_WIDTH, &c->hidden) || need_u64(r, "n_layer", MAX_LAYERS,
-        &c->n_layers) || need_u64(r, "n_head", MAX_WIDTH, &c->n_heads))
+    if (need_u64(r, "n_embd", MAX_WIDTH, &c->hidden) ||
+        need_u64(r, "n_layer", MAX_LAYERS, &c->n_layers) ||
+        need_u64(r, "n_head", MAX_WIDTH, &c->n_heads))
         return -1;
     /* GPT2Config: n_inner None means 4 * n_embd; n_positions 1024; vocab 50257; tied. */
-    int rc = jsonfile_get_u64(r->root, "n_inner", r->at, 1, MAX_WIDTH * 4ull, &c->ffn_hidden,
-                              r->err);
+    int rc =
+        jsonfile_get_u64(r->root, "n_inner", r->at, 1, MAX_WIDTH * 4ull, &c->ffn_hidden, r->err);
     if (rc < 0)
         return -1;
     if (rc == 0) {
@@ -182,8 +205,7 @@ static int read_llama(Reader *r)
         return -1;
     if (opt_u64(r, "num_key_value_heads", MAX_WIDTH, c->n_heads,
                 "= num_attention_heads, LlamaConfig", &c->n_kv_heads) ||
-        opt_u64(r, "max_position_embeddings", MAX_SEQ, 2048, "LlamaConfig default",
-                &c->max_seq) ||
+        opt_u64(r, "max_position_embeddings", MAX_SEQ, 2048, "LlamaConfig default", &c->max_seq) ||
         opt_u64(r, "vocab_size", MAX_VOCAB, 32000, "LlamaConfig default", &c->vocab) ||
         opt_bool(r, "tie_word_embeddings", false, "LlamaConfig default", &c->is_tied))
         return -1;
@@ -193,9 +215,10 @@ static int read_llama(Reader *r)
         return -1;
     if (attn_bias != mlp_bias) {
         char path[64];
-        return err_set(r->err, "%s: %s: expected attention_bias and mlp_bias to agree (zerosim "
-                       "models biases on all linear layers or none), got %s and %s", r->at.file,
-                       jsonfile_key_path(r->at, "mlp_bias", path, sizeof path),
+        return err_set(r->err,
+                       "%s: %s: expected attention_bias and mlp_bias to agree (zerosim "
+                       "models biases on all linear layers or none), got %s and %s",
+                       r->at.file, jsonfile_key_path(r->at, "mlp_bias", path, sizeof path),
                        attn_bias ? "true" : "false", mlp_bias ? "true" : "false");
     }
     c->has_linear_bias = attn_bias;
@@ -221,7 +244,7 @@ static int read_mpt(Reader *r)
     c->n_kv_heads = c->n_heads;
     c->has_linear_bias = !no_bias;
     c->has_norm_bias = !no_bias;
-    c->is_tied = true; /* MPT reuses wte for the output logits */
+    c->is_tied = true;      /* MPT reuses wte for the output logits */
     c->is_qkv_fused = true; /* Wqkv */
     return 0;
 }
@@ -261,7 +284,7 @@ static int check_shape(Reader *r)
 }
 
 int model_config_parse(ModelConfig *out, const char *file, const char *text, size_t n_bytes,
-                        Err *err)
+                       Err *err)
 {
     memset(out, 0, sizeof *out);
     strlist_init(&out->not_modelled);
@@ -273,8 +296,8 @@ int model_config_parse(ModelConfig *out, const char *file, const char *text, siz
     Reader r = {root, {file, ""}, out, err};
     int rc = -1;
     if (jsonfile_expect_object(root, r.at, err) == 0 &&
-        jsonfile_check_keys(root, r.at, modelled_keys, vocab_hf_not_modelled,
-                            &out->not_modelled, err) == 0 &&
+        jsonfile_check_keys(root, r.at, modelled_keys, vocab_hf_not_modelled, &out->not_modelled,
+                            err) == 0 &&
         pick_family(&r) == 0) {
         switch (out->family) {
         case MODEL_FAMILY_GPT2: rc = read_gpt2(&r); break;
@@ -289,8 +312,7 @@ int model_config_parse(ModelConfig *out, const char *file, const char *text, siz
     return rc;
 }
 
-int model_config_load(ModelConfig *out, const char *name_or_path, const char *data_dir,
-                      Err *err)
+int model_config_load(ModelConfig *out, const char *name_or_path, const char *data_dir, Err *err)
 {
     char path[1024];
     size_t n = 0;

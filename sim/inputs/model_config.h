@@ -25,23 +25,23 @@ typedef enum ModelFamily {
 } ModelFamily;
 
 typedef struct ModelConfig {
-    char name[128];       /* preset name or file path, for reports */
-    char model_type[64];  /* HuggingFace model_type as written ("" when absent) */
+    char name[128];      /* preset name or file path, for reports */
+    char model_type[64]; /* HuggingFace model_type as written ("" when absent) */
     ModelFamily family;
-    uint64_t hidden;      /* h */
-    uint64_t n_layers;    /* L */
-    uint64_t n_heads;     /* a */
-    uint64_t n_kv_heads;  /* grouped-query attention; == n_heads for multi-head attention */
-    uint64_t head_dim;    /* h / a unless the config says otherwise */
-    uint64_t ffn_hidden;  /* f: MLP inner width */
-    uint64_t vocab;       /* V */
-    uint64_t max_seq;     /* context length the config declares */
-    bool is_gated_mlp;    /* gate, up and down projections (SwiGLU) instead of two */
-    bool has_linear_bias; /* linear layers carry biases */
-    bool has_norm_bias;   /* LayerNorm with bias (2h per norm) rather than RMSNorm (h) */
-    bool has_learned_pos; /* learned absolute position table of max_seq x h */
-    bool is_tied;         /* output projection shares the input embedding */
-    bool is_qkv_fused;    /* Q, K, V are one module (matters for "largest layer") */
+    uint64_t hidden;       /* h */
+    uint64_t n_layers;     /* L */
+    uint64_t n_heads;      /* a */
+    uint64_t n_kv_heads;   /* grouped-query attention; == n_heads for multi-head attention */
+    uint64_t head_dim;     /* h / a unless the config says otherwise */
+    uint64_t ffn_hidden;   /* f: MLP inner width */
+    uint64_t vocab;        /* V */
+    uint64_t max_seq;      /* context length the config declares */
+    bool is_gated_mlp;     /* gate, up and down projections (SwiGLU) instead of two */
+    bool has_linear_bias;  /* linear layers carry biases */
+    bool has_norm_bias;    /* LayerNorm with bias (2h per norm) rather than RMSNorm (h) */
+    bool has_learned_pos;  /* learned absolute position table of max_seq x h */
+    bool is_tied;          /* output projection shares the input embedding */
+    bool is_qkv_fused;     /* Q, K, V are one module (matters for "largest layer") */
     StrList not_modelled;  /* keys the file has that zerosim reads but does not model */
     StrList defaults_used; /* "key = value (why)" for every value not in the file */
 } ModelConfig;
@@ -52,8 +52,7 @@ int model_config_parse(ModelConfig *out, const char *file, const char *text, siz
                        Err *err);
 
 /* Loads a path, or resolves a preset name in <data_dir>/workloads/models/. */
-int model_config_load(ModelConfig *out, const char *name_or_path, const char *data_dir,
-                      Err *err);
+int model_config_load(ModelConfig *out, const char *name_or_path, const char *data_dir, Err *err);
 
 /* Frees the lists; safe on a zeroed or failed config. */
 void model_config_fini(ModelConfig *cfg);

@@ -15,24 +15,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const top_keys[] = {"name", "description", "nodes", "gpus_per_node", "gpu",
-                                       "nvlink", "pcie", "cpu", "nvme", "nic", "fabric", NULL};
-static const char *const gpu_keys[] = {"model", "fp32_flops_per_s", "fp16_flops_per_s",
-                                       "bf16_flops_per_s", "gemm_efficiency",
-                                       "attention_efficiency", "comm_sm_fraction", "hbm_bytes",
-                                       "hbm_bw_bytes_per_s", "source", NULL};
+static const char *const top_keys[] = {"name", "description", "nodes",  "gpus_per_node",
+                                       "gpu",  "nvlink",      "pcie",   "cpu",
+                                       "nvme", "nic",         "fabric", NULL};
+static const char *const gpu_keys[] = {"model",
+                                       "fp32_flops_per_s",
+                                       "fp16_flops_per_s",
+                                       "bf16_flops_per_s",
+                                       "gemm_efficiency",
+                                       "attention_efficiency",
+                                       "comm_sm_fraction",
+                                       "hbm_bytes",
+                                       "hbm_bw_bytes_per_s",
+                                       "source",
+                                       NULL};
 static const char *const nvlink_keys[] = {"bw_bytes_per_s", "latency_s", "nvswitch", "source",
                                           NULL};
-static const char *const pcie_keys[] = {"gpu_link", "gpus_per_switch", "nics_per_switch",
-                                        "switch_uplink", "source", NULL};
+static const char *const pcie_keys[] = {"gpu_link",      "gpus_per_switch", "nics_per_switch",
+                                        "switch_uplink", "source",          NULL};
 static const char *const link_keys[] = {"bw_bytes_per_s", "latency_s", NULL};
-static const char *const cpu_keys[] = {"model", "cores", "dram_bytes", "dram_bw_bytes_per_s",
-                                       "adam_params_per_s_per_core", "source", NULL};
-static const char *const nvme_keys[] = {"drives", "capacity_bytes_per_drive",
+static const char *const cpu_keys[] = {
+    "model",  "cores", "dram_bytes", "dram_bw_bytes_per_s", "adam_params_per_s_per_core",
+    "source", NULL};
+static const char *const nvme_keys[] = {"drives",
+                                        "capacity_bytes_per_drive",
                                         "read_bw_bytes_per_s_per_drive",
-                                        "write_bw_bytes_per_s_per_drive", "source", NULL};
-static const char *const nic_keys[] = {"per_node", "bw_bytes_per_s", "latency_s", "source",
-                                       NULL};
+                                        "write_bw_bytes_per_s_per_drive",
+                                        "source",
+                                        NULL};
+static const char *const nic_keys[] = {"per_node", "bw_bytes_per_s", "latency_s", "source", NULL};
 static const char *const fabric_keys[] = {"topology", "oversubscription", "latency_s", "source",
                                           NULL};
 static const char *const topologies[] = {"fat_tree", "rail_optimized", NULL};
@@ -53,8 +64,8 @@ static const cJSON *section(const cJSON *root, const char *key, JsonAt at, bool 
         }
         return NULL;
     }
-    if (jsonfile_expect_object(sec, sub, err) || jsonfile_check_keys(sec, sub, keys, NULL, NULL,
-                                                                     err))
+    if (jsonfile_expect_object(sec, sub, err) ||
+        jsonfile_check_keys(sec, sub, keys, NULL, NULL, err))
         return NULL;
     return sec;
 }
@@ -77,8 +88,8 @@ static int need_u64(const cJSON *obj, const char *key, JsonAt at, uint64_t min, 
                  (unsigned long long)max);
     else /* as jsonfile_get_u64 words it: such a bound only guards against overflow */
         snprintf(expected, sizeof expected, "integer >= %llu", (unsigned long long)min);
-    return jsonfile_require(jsonfile_get_u64(obj, key, at, min, max, out, err), key, at,
-                            expected, err);
+    return jsonfile_require(jsonfile_get_u64(obj, key, at, min, max, out, err), key, at, expected,
+                            err);
 }
 
 static int read_link(const cJSON *obj, const char *key, JsonAt at, LinkSpec *out, Err *err)
@@ -87,8 +98,7 @@ static int read_link(const cJSON *obj, const char *key, JsonAt at, LinkSpec *out
     JsonAt sub = {at.file, jsonfile_key_path(at, key, path, sizeof path)};
     const cJSON *link = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (link == NULL)
-        return err_set(err, "%s: %s: expected an object, got nothing (key missing)", at.file,
-                       path);
+        return err_set(err, "%s: %s: expected an object, got nothing (key missing)", at.file, path);
     if (jsonfile_expect_object(link, sub, err) ||
         jsonfile_check_keys(link, sub, link_keys, NULL, NULL, err))
         return -1;
@@ -123,19 +133,18 @@ static int read_gpu(const cJSON *root, JsonAt at, Platform *p, Err *err)
     JsonAt s = {at.file, "gpu"};
     if (g == NULL)
         return -1;
-    if (jsonfile_require(jsonfile_get_string(g, "model", s, p->gpu.model, sizeof p->gpu.model,
-                                             err), "model", s, "a string", err) ||
+    if (jsonfile_require(jsonfile_get_string(g, "model", s, p->gpu.model, sizeof p->gpu.model, err),
+                         "model", s, "a string", err) ||
         need_double(g, "fp32_flops_per_s", s, 1e6, MAX_RATE, &p->gpu.fp32_flops_per_s, err) ||
         need_double(g, "fp16_flops_per_s", s, 1e6, MAX_RATE, &p->gpu.fp16_flops_per_s, err) ||
         jsonfile_get_double(g, "bf16_flops_per_s", s, 0.0, MAX_RATE, &p->gpu.bf16_flops_per_s,
                             err) < 0 ||
         need_double(g, "gemm_efficiency", s, 0.01, 1.0, &p->gpu.gemm_efficiency, err) ||
         read_attention_efficiency(g, s, p, err) ||
-        jsonfile_get_double(g, "comm_sm_fraction", s, 0.0, 0.9, &p->gpu.comm_sm_fraction,
-                            err) < 0 ||
+        jsonfile_get_double(g, "comm_sm_fraction", s, 0.0, 0.9, &p->gpu.comm_sm_fraction, err) <
+            0 ||
         need_u64(g, "hbm_bytes", s, 1u << 20, UINT64_MAX / 4, &p->gpu.hbm_bytes, err) ||
-        need_double(g, "hbm_bw_bytes_per_s", s, 1e6, MAX_RATE, &p->gpu.hbm_bw_bytes_per_s,
-                    err) ||
+        need_double(g, "hbm_bw_bytes_per_s", s, 1e6, MAX_RATE, &p->gpu.hbm_bw_bytes_per_s, err) ||
         read_source(g, s, err))
         return -1;
     return 0;
@@ -152,8 +161,7 @@ static int read_nvlink(const cJSON *root, JsonAt at, Platform *p, Err *err)
         return 0;
     JsonAt s = {at.file, "nvlink"};
     return need_double(n, "bw_bytes_per_s", s, 1.0, MAX_RATE, &p->nvlink.bw_bytes_per_s, err) ||
-                   need_double(n, "latency_s", s, 0.0, MAX_LATENCY_S, &p->nvlink.latency_s,
-                               err) ||
+                   need_double(n, "latency_s", s, 0.0, MAX_LATENCY_S, &p->nvlink.latency_s, err) ||
                    jsonfile_require(jsonfile_get_bool(n, "nvswitch", s, &p->has_nvswitch, err),
                                     "nvswitch", s, "true or false", err) ||
                    read_source(n, s, err)
@@ -168,10 +176,8 @@ static int read_pcie(const cJSON *root, JsonAt at, Platform *p, Err *err)
     if (c == NULL)
         return -1;
     return read_link(c, "gpu_link", s, &p->pcie.gpu_link, err) ||
-                   need_u64(c, "gpus_per_switch", s, 1, MAX_COUNT, &p->pcie.gpus_per_switch,
-                            err) ||
-                   need_u64(c, "nics_per_switch", s, 0, MAX_COUNT, &p->pcie.nics_per_switch,
-                            err) ||
+                   need_u64(c, "gpus_per_switch", s, 1, MAX_COUNT, &p->pcie.gpus_per_switch, err) ||
+                   need_u64(c, "nics_per_switch", s, 0, MAX_COUNT, &p->pcie.nics_per_switch, err) ||
                    read_link(c, "switch_uplink", s, &p->pcie.switch_uplink, err) ||
                    read_source(c, s, err)
                ? -1
@@ -184,9 +190,9 @@ static int read_cpu(const cJSON *root, JsonAt at, Platform *p, Err *err)
     JsonAt s = {at.file, "cpu"};
     if (c == NULL)
         return -1;
-    return jsonfile_require(jsonfile_get_string(c, "model", s, p->cpu.model,
-                                                sizeof p->cpu.model, err), "model", s,
-                            "a string", err) ||
+    return jsonfile_require(
+               jsonfile_get_string(c, "model", s, p->cpu.model, sizeof p->cpu.model, err), "model",
+               s, "a string", err) ||
                    need_u64(c, "cores", s, 1, MAX_COUNT, &p->cpu.cores, err) ||
                    need_u64(c, "dram_bytes", s, 1u << 20, UINT64_MAX / 4, &p->cpu.dram_bytes,
                             err) ||
@@ -247,14 +253,17 @@ static int read_network(const cJSON *root, JsonAt at, Platform *p, Err *err)
 static int check_consistency(const Platform *p, const char *file, Err *err)
 {
     if (p->gpus_per_node % p->pcie.gpus_per_switch != 0)
-        return err_set(err, "%s: pcie.gpus_per_switch: expected a divisor of gpus_per_node = "
-                       "%llu, got %llu", file, (unsigned long long)p->gpus_per_node,
+        return err_set(err,
+                       "%s: pcie.gpus_per_switch: expected a divisor of gpus_per_node = "
+                       "%llu, got %llu",
+                       file, (unsigned long long)p->gpus_per_node,
                        (unsigned long long)p->pcie.gpus_per_switch);
     uint64_t n_switches = p->gpus_per_node / p->pcie.gpus_per_switch;
     if (p->pcie.nics_per_switch > 0 && p->pcie.nics_per_switch * n_switches != p->nic.per_node)
-        return err_set(err, "%s: pcie.nics_per_switch: expected nic.per_node / (gpus_per_node / "
-                       "gpus_per_switch) = %llu / %llu, got %llu", file,
-                       (unsigned long long)p->nic.per_node, (unsigned long long)n_switches,
+        return err_set(err,
+                       "%s: pcie.nics_per_switch: expected nic.per_node / (gpus_per_node / "
+                       "gpus_per_switch) = %llu / %llu, got %llu",
+                       file, (unsigned long long)p->nic.per_node, (unsigned long long)n_switches,
                        (unsigned long long)p->pcie.nics_per_switch);
     if (p->gpu.bf16_flops_per_s > 0 && p->gpu.fp16_flops_per_s <= 0)
         return err_set(err, "%s: gpu.fp16_flops_per_s: expected > 0, got 0", file);
@@ -268,18 +277,19 @@ int platform_parse(Platform *out, const char *file, const char *text, size_t n_b
     if (root == NULL)
         return -1;
     JsonAt at = {file, ""};
-    int rc = jsonfile_expect_object(root, at, err) ||
-             jsonfile_check_keys(root, at, top_keys, NULL, NULL, err) ||
-             jsonfile_require(jsonfile_get_string(root, "name", at, out->name, sizeof out->name,
-                                                  err), "name", at, "a string", err) ||
-             jsonfile_get_string(root, "description", at, out->description,
-                                 sizeof out->description, err) < 0 ||
-             need_u64(root, "nodes", at, 1, MAX_COUNT, &out->n_nodes, err) ||
-             need_u64(root, "gpus_per_node", at, 1, 1024, &out->gpus_per_node, err) ||
-             read_gpu(root, at, out, err) || read_nvlink(root, at, out, err) ||
-             read_pcie(root, at, out, err) || read_cpu(root, at, out, err) ||
-             read_nvme(root, at, out, err) || read_network(root, at, out, err) ||
-             check_consistency(out, file, err);
+    int rc =
+        jsonfile_expect_object(root, at, err) ||
+        jsonfile_check_keys(root, at, top_keys, NULL, NULL, err) ||
+        jsonfile_require(jsonfile_get_string(root, "name", at, out->name, sizeof out->name, err),
+                         "name", at, "a string", err) ||
+        jsonfile_get_string(root, "description", at, out->description, sizeof out->description,
+                            err) < 0 ||
+        need_u64(root, "nodes", at, 1, MAX_COUNT, &out->n_nodes, err) ||
+        need_u64(root, "gpus_per_node", at, 1, 1024, &out->gpus_per_node, err) ||
+        read_gpu(root, at, out, err) || read_nvlink(root, at, out, err) ||
+        read_pcie(root, at, out, err) || read_cpu(root, at, out, err) ||
+        read_nvme(root, at, out, err) || read_network(root, at, out, err) ||
+        check_consistency(out, file, err);
     cJSON_Delete(root);
     return rc ? -1 : 0;
 }
@@ -289,8 +299,8 @@ int platform_load(Platform *out, const char *name_or_path, const char *data_dir,
     char path[1024];
     size_t n = 0;
     memset(out, 0, sizeof *out);
-    char *text = resolve_read(name_or_path, data_dir, "platforms", "platform", path,
-                              sizeof path, &n, err);
+    char *text =
+        resolve_read(name_or_path, data_dir, "platforms", "platform", path, sizeof path, &n, err);
     if (text == NULL)
         return -1;
     int rc = platform_parse(out, path, text, n, err);
@@ -305,13 +315,15 @@ int platform_resize(Platform *p, uint64_t gpus, uint64_t nodes, Err *err)
                        (unsigned long long)(gpus > nodes ? gpus : nodes));
     if (gpus > 0 && nodes > 0) {
         if (gpus % nodes != 0 || gpus / nodes > p->gpus_per_node)
-            return err_set(err, "--gpus %llu --nodes %llu: expected GPUs per node to be a whole "
+            return err_set(err,
+                           "--gpus %llu --nodes %llu: expected GPUs per node to be a whole "
                            "number of at most %llu (platform %s), got %g",
                            (unsigned long long)gpus, (unsigned long long)nodes,
                            (unsigned long long)p->gpus_per_node, p->name,
                            (double)gpus / (double)nodes);
         if (gpus / nodes < p->gpus_per_node && nodes > 1)
-            return err_set(err, "--gpus %llu --nodes %llu: expected full nodes of %llu GPUs "
+            return err_set(err,
+                           "--gpus %llu --nodes %llu: expected full nodes of %llu GPUs "
                            "when using several nodes, got %llu per node",
                            (unsigned long long)gpus, (unsigned long long)nodes,
                            (unsigned long long)p->gpus_per_node,
@@ -320,7 +332,8 @@ int platform_resize(Platform *p, uint64_t gpus, uint64_t nodes, Err *err)
     if (gpus > 0) {
         if (gpus < p->gpus_per_node) {
             if (p->gpus_per_node % gpus != 0)
-                return err_set(err, "--gpus %llu: expected a divisor of %llu GPUs per node "
+                return err_set(err,
+                               "--gpus %llu: expected a divisor of %llu GPUs per node "
                                "(platform %s) for a partial node, got %llu",
                                (unsigned long long)gpus, (unsigned long long)p->gpus_per_node,
                                p->name, (unsigned long long)gpus);
@@ -333,7 +346,8 @@ int platform_resize(Platform *p, uint64_t gpus, uint64_t nodes, Err *err)
             p->n_nodes = 1;
         } else {
             if (gpus % p->gpus_per_node != 0)
-                return err_set(err, "--gpus %llu: expected a multiple of %llu GPUs per node "
+                return err_set(err,
+                               "--gpus %llu: expected a multiple of %llu GPUs per node "
                                "(platform %s) or fewer than one node, got %llu",
                                (unsigned long long)gpus, (unsigned long long)p->gpus_per_node,
                                p->name, (unsigned long long)gpus);

@@ -33,15 +33,15 @@ typedef struct Platform {
 
     struct {
         char model[64];
-        double fp32_flops_per_s;  /* dense peak */
-        double fp16_flops_per_s;  /* dense tensor-core peak */
-        double bf16_flops_per_s;  /* dense tensor-core peak; 0 when unsupported (V100) */
-        double gemm_efficiency;   /* achieved / peak for large GEMMs, before calibration */
+        double fp32_flops_per_s;     /* dense peak */
+        double fp16_flops_per_s;     /* dense tensor-core peak */
+        double bf16_flops_per_s;     /* dense tensor-core peak; 0 when unsupported (V100) */
+        double gemm_efficiency;      /* achieved / peak for large GEMMs, before calibration */
         double attention_efficiency; /* achieved / peak for attention kernels (FlashAttention);
                                         gemm_efficiency when the file gives none */
         bool has_attention_efficiency;
-        double comm_sm_fraction;  /* share of the GPU's compute that running NCCL kernels take
-                                     from concurrent kernels; 0 when the file gives none */
+        double comm_sm_fraction; /* share of the GPU's compute that running NCCL kernels take
+                                    from concurrent kernels; 0 when the file gives none */
         uint64_t hbm_bytes;
         double hbm_bw_bytes_per_s;
     } gpu;
@@ -51,7 +51,7 @@ typedef struct Platform {
     LinkSpec nvlink;   /* per GPU, aggregated over its links */
 
     struct {
-        LinkSpec gpu_link;      /* each GPU's own lanes */
+        LinkSpec gpu_link; /* each GPU's own lanes */
         uint64_t gpus_per_switch;
         uint64_t nics_per_switch;
         LinkSpec switch_uplink; /* switch to CPU root complex */
@@ -94,7 +94,10 @@ int platform_load(Platform *out, const char *name_or_path, const char *data_dir,
  * one partial node; more must be a multiple of gpus_per_node. */
 int platform_resize(Platform *p, uint64_t gpus, uint64_t nodes, Err *err);
 
-static inline uint64_t platform_n_gpus(const Platform *p) { return p->n_nodes * p->gpus_per_node; }
+static inline uint64_t platform_n_gpus(const Platform *p)
+{
+    return p->n_nodes * p->gpus_per_node;
+}
 
 /* Dense peak for the training precision's GEMMs (bf16 falls back to fp16 when absent). */
 double platform_peak_flops_per_s(const Platform *p, Precision precision);

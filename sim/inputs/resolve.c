@@ -21,8 +21,8 @@ int resolve_is_name(const char *arg)
     return strchr(arg, '/') == NULL && !ends_with(arg, ".json");
 }
 
-const char *resolve_input_path(const char *arg, const char *data_dir, const char *subdir,
-                               char *out, size_t out_size)
+const char *resolve_input_path(const char *arg, const char *data_dir, const char *subdir, char *out,
+                               size_t out_size)
 {
     if (!resolve_is_name(arg) || data_dir == NULL)
         snprintf(out, out_size, "%s", arg);
@@ -36,8 +36,7 @@ static int compare_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-const char *resolve_list_names(const char *data_dir, const char *subdir, char *out,
-                               size_t out_size)
+const char *resolve_list_names(const char *data_dir, const char *subdir, char *out, size_t out_size)
 {
     out[0] = '\0';
     char dir_path[1024];
@@ -63,8 +62,7 @@ const char *resolve_list_names(const char *data_dir, const char *subdir, char *o
     size_t used = 0;
     for (size_t i = 0; i < n; i++) {
         if (used < out_size)
-            used += (size_t)snprintf(out + used, out_size - used, "%s%s", i ? ", " : "",
-                                     names[i]);
+            used += (size_t)snprintf(out + used, out_size - used, "%s%s", i ? ", " : "", names[i]);
         free(names[i]);
     }
     free(names);

@@ -14,8 +14,8 @@
 
 /* Writes the file to open into out: arg itself when it looks like a path, else
  * <data_dir>/<subdir>/<arg>.json. Returns out. */
-const char *resolve_input_path(const char *arg, const char *data_dir, const char *subdir,
-                               char *out, size_t out_size);
+const char *resolve_input_path(const char *arg, const char *data_dir, const char *subdir, char *out,
+                               size_t out_size);
 
 /* Lists the shipped names (files <name>.json) under <data_dir>/<subdir>, sorted, separated by
  * ", ", into out (empty string when none). Returns out. */

@@ -175,11 +175,7 @@ const char *const vocab_ds_zero_not_modelled[] = {
 /* ---------------------------------------------------------------- offload sections */
 
 const char *const vocab_ds_offload_optimizer_not_modelled[] = {
-    "nvme_path",
-    "fast_init",
-    "super_offload",
-    "cpuadam_cores_perc",
-    NULL,
+    "nvme_path", "fast_init", "super_offload", "cpuadam_cores_perc", NULL,
 };
 
 const char *const vocab_ds_offload_param_not_modelled[] = {

@@ -17,9 +17,7 @@ void comm_volume(const TrainConfig *cfg, const ModelParams *params, const ZeroMe
     const uint64_t grads = psi * mem->grad_bytes;
     const uint64_t weights = psi * mem->param_bytes;
     switch (cfg->zero.stage) {
-    case 0:
-        out->all_reduce = 2 * ring_share(grads, n_gpus);
-        break;
+    case 0: out->all_reduce = 2 * ring_share(grads, n_gpus); break;
     case 1:
         out->reduce_scatter = ring_share(grads, n_gpus);
         out->all_gather = ring_share(weights, n_gpus);

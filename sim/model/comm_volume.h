@@ -17,11 +17,11 @@
 #include "zero_memory.h"
 
 typedef struct CommVolume {
-    uint64_t all_reduce;     /* bytes sent per rank per step */
+    uint64_t all_reduce; /* bytes sent per rank per step */
     uint64_t all_gather;
     uint64_t reduce_scatter;
     uint64_t total;
-    double total_in_psi;     /* total / (Psi x bytes per 16-bit element): 2, 2, 2, 3 */
+    double total_in_psi; /* total / (Psi x bytes per 16-bit element): 2, 2, 2, 3 */
 } CommVolume;
 
 /* Per-rank bytes for one optimizer step of `grad_accum` micro-batches on `n_gpus` ranks. */

@@ -4,7 +4,10 @@
  */
 #include "ds_estimator.h"
 
-static double max_d(double a, double b) { return a > b ? a : b; }
+static double max_d(double a, double b)
+{
+    return a > b ? a : b;
+}
 
 DsEstimate ds_estimator_zero2(uint64_t total_params, uint64_t gpus_per_node, uint64_t n_nodes,
                               bool cpu_offload, double buffer_factor)
@@ -35,19 +38,18 @@ DsEstimate ds_estimator_zero3(uint64_t total_params, uint64_t largest_layer_para
     if (cpu_offload) {
         if (cpu_offload_params) {
             e.gpu_bytes = largest_layer_memory;
-            e.cpu_bytes = (uint64_t)(zero_init ? p * 18.0 * gpus_factor * buffer_factor
-                                               : p * max_d(4.0 * g, 18.0 * gpus_factor) *
-                                                     buffer_factor);
+            e.cpu_bytes =
+                (uint64_t)(zero_init ? p * 18.0 * gpus_factor * buffer_factor
+                                     : p * max_d(4.0 * g, 18.0 * gpus_factor) * buffer_factor);
         } else {
             e.gpu_bytes = largest_layer_memory + (uint64_t)(2.0 * p / total_gpus);
-            e.cpu_bytes = (uint64_t)(zero_init ? p * 16.0 * gpus_factor * buffer_factor
-                                               : p * max_d(4.0 * g, 16.0 * gpus_factor) *
-                                                     buffer_factor);
+            e.cpu_bytes =
+                (uint64_t)(zero_init ? p * 16.0 * gpus_factor * buffer_factor
+                                     : p * max_d(4.0 * g, 16.0 * gpus_factor) * buffer_factor);
         }
     } else {
         e.gpu_bytes = largest_layer_memory + (uint64_t)(18.0 * p / total_gpus);
-        e.cpu_bytes = (uint64_t)(zero_init ? (double)largest_layer_params * 4.0 * g *
-                                                 buffer_factor
+        e.cpu_bytes = (uint64_t)(zero_init ? (double)largest_layer_params * 4.0 * g * buffer_factor
                                            : p * 4.0 * g * buffer_factor);
     }
     return e;

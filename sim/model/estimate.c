@@ -16,9 +16,10 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
 
     const uint64_t shard = train->zero.shard_size;
     if (train->zero.stage == 3 && shard > 0 && shard < n_gpus && n_gpus % shard != 0)
-        return err_set(err, "%s: zero_optimization.mics_shard_size: expected a divisor of the "
-                       "GPU count %llu, got %llu", train->file, (unsigned long long)n_gpus,
-                       (unsigned long long)shard);
+        return err_set(err,
+                       "%s: zero_optimization.mics_shard_size: expected a divisor of the "
+                       "GPU count %llu, got %llu",
+                       train->file, (unsigned long long)n_gpus, (unsigned long long)shard);
     RunSetup *setup = &out->setup;
     setup->seq_len = opts->seq_len ? opts->seq_len : model->max_seq;
     /* The s x s score matrices count tokens x heads x s bytes; keep every byte count far from
@@ -26,7 +27,8 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
     double score_bytes = 5.0 * (double)setup->seq_len * (double)setup->seq_len *
                          (double)batch.micro_batch * (double)model->n_heads;
     if (score_bytes > 1e18)
-        return err_set(err, "--seq-len %llu with micro-batch %llu and %llu heads: expected under "
+        return err_set(err,
+                       "--seq-len %llu with micro-batch %llu and %llu heads: expected under "
                        "1e18 bytes of attention scores per layer, got %.3g",
                        (unsigned long long)setup->seq_len, (unsigned long long)batch.micro_batch,
                        (unsigned long long)model->n_heads, score_bytes);
@@ -44,24 +46,22 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
     activations_bytes(model, setup, &out->act);
     zero_memory(train, &out->params, model->n_layers, n_gpus, &out->mem);
     comm_volume(train, &out->params, &out->mem, n_gpus, batch.grad_accum, &out->comm);
-    out->paper_model_states_bytes = zero_memory_paper_bytes(train->zero.stage,
-                                                            (double)out->params.total,
-                                                            (double)n_gpus);
+    out->paper_model_states_bytes =
+        zero_memory_paper_bytes(train->zero.stage, (double)out->params.total, (double)n_gpus);
 
     const ZeroConfig *z = &train->zero;
     const bool opt_offload = z->offload_optimizer.device != OFFLOAD_NONE;
     const bool param_offload = z->offload_param.device != OFFLOAD_NONE;
     if (z->stage == 1 || z->stage == 2) {
         out->has_ds_estimate = true;
-        out->ds_estimate = ds_estimator_zero2(out->params.total, platform->gpus_per_node,
-                                              platform->n_nodes, opt_offload,
-                                              DS_ESTIMATOR_BUFFER_FACTOR);
+        out->ds_estimate =
+            ds_estimator_zero2(out->params.total, platform->gpus_per_node, platform->n_nodes,
+                               opt_offload, DS_ESTIMATOR_BUFFER_FACTOR);
     } else if (z->stage == 3) {
         out->has_ds_estimate = true;
-        out->ds_estimate = ds_estimator_zero3(out->params.total, out->params.largest_module,
-                                              platform->gpus_per_node, platform->n_nodes,
-                                              opt_offload, param_offload, true,
-                                              DS_ESTIMATOR_BUFFER_FACTOR);
+        out->ds_estimate = ds_estimator_zero3(
+            out->params.total, out->params.largest_module, platform->gpus_per_node,
+            platform->n_nodes, opt_offload, param_offload, true, DS_ESTIMATOR_BUFFER_FACTOR);
     }
 
     /* DeepSpeed's cpu_checkpointing moves the full-recompute checkpoints to host memory. */
@@ -75,8 +75,8 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
     const ZeroMemory *m = &out->mem;
     const uint64_t gpn = platform->gpus_per_node;
     out->gpu_peak = m->gpu_model_states + m->gpu_buffers + out->gpu_activations;
-    out->cpu_peak = gpn * (m->cpu_params + m->cpu_grads + m->cpu_optimizer + m->cpu_buffers +
-                           cpu_act);
+    out->cpu_peak =
+        gpn * (m->cpu_params + m->cpu_grads + m->cpu_optimizer + m->cpu_buffers + cpu_act);
     out->nvme_peak = gpn * (m->nvme_params + m->nvme_grads + m->nvme_optimizer);
     out->gpu_capacity = platform->gpu.hbm_bytes;
     out->cpu_capacity = platform->cpu.dram_bytes;

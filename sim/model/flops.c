@@ -3,8 +3,8 @@
  */
 #include "flops.h"
 
-double flops_megatron_formula(double batch, double seq, double layers, double hidden,
-                              double vocab, bool full_recompute)
+double flops_megatron_formula(double batch, double seq, double layers, double hidden, double vocab,
+                              bool full_recompute)
 {
     double base = batch * seq * layers * hidden * hidden;
     if (full_recompute)
@@ -34,7 +34,6 @@ void flops_step(const ModelConfig *cfg, const ModelParams *params, const RunSetu
                               3.0 * out->logits_fwd_per_token);
     /* PaLM (Chowdhery et al. 2022) appendix B: 6 N + 12 L (a d) s per token. */
     out->model = tokens * (6.0 * (double)params->total + 12.0 * L * q_dim * s);
-    out->megatron = flops_megatron_formula((double)setup->global_batch, s, L,
-                                           (double)cfg->hidden, (double)cfg->vocab,
-                                           n_ck == L);
+    out->megatron = flops_megatron_formula((double)setup->global_batch, s, L, (double)cfg->hidden,
+                                           (double)cfg->vocab, n_ck == L);
 }

@@ -33,7 +33,7 @@ void flops_step(const ModelConfig *cfg, const ModelParams *params, const RunSetu
 
 /* Megatron's closed form (Narayanan et al. 2021, eq. 3): with full recomputation
  * 96 B s l h^2 (1 + s/(6h) + V/(16 l h)); without, 72 B s l h^2 (1 + s/(6h) + V/(12 l h)). */
-double flops_megatron_formula(double batch, double seq, double layers, double hidden,
-                              double vocab, bool full_recompute);
+double flops_megatron_formula(double batch, double seq, double layers, double hidden, double vocab,
+                              bool full_recompute);
 
 #endif

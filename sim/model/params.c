@@ -57,8 +57,8 @@ void params_count(const ModelConfig *cfg, ModelParams *out)
     out->position = cfg->has_learned_pos ? cfg->max_seq * h : 0;
     out->final_norm = h + norm_bias;
     out->lm_head = cfg->is_tied ? 0 : cfg->vocab * h;
-    out->total = cfg->n_layers * out->per_layer + out->embedding + out->position +
-                 out->final_norm + out->lm_head;
+    out->total = cfg->n_layers * out->per_layer + out->embedding + out->position + out->final_norm +
+                 out->lm_head;
     if (out->embedding > largest)
         largest = out->embedding;
     if (out->position > largest)

@@ -19,22 +19,22 @@
 
 typedef struct ParamModule {
     const char *name;
-    uint64_t weight;  /* elements */
-    uint64_t bias;    /* elements; 0 when absent */
-    bool is_gemm;     /* the weight is a GEMM operand (2 FLOPs per element per token) */
+    uint64_t weight; /* elements */
+    uint64_t bias;   /* elements; 0 when absent */
+    bool is_gemm;    /* the weight is a GEMM operand (2 FLOPs per element per token) */
 } ParamModule;
 
 typedef struct ModelParams {
     ParamModule layer[PARAMS_MAX_MODULES]; /* one transformer layer */
     size_t n_layer_modules;
-    uint64_t per_layer;       /* all parameters of one layer */
-    uint64_t gemm_per_layer;  /* weights of one layer that enter GEMMs */
-    uint64_t embedding;       /* V x h token embedding */
-    uint64_t position;        /* learned position table; 0 for rotary/ALiBi */
+    uint64_t per_layer;      /* all parameters of one layer */
+    uint64_t gemm_per_layer; /* weights of one layer that enter GEMMs */
+    uint64_t embedding;      /* V x h token embedding */
+    uint64_t position;       /* learned position table; 0 for rotary/ALiBi */
     uint64_t final_norm;
-    uint64_t lm_head;         /* untied output projection; 0 when tied */
-    uint64_t total;           /* Psi */
-    uint64_t largest_module;  /* biggest single module (weight + bias) */
+    uint64_t lm_head;        /* untied output projection; 0 when tied */
+    uint64_t total;          /* Psi */
+    uint64_t largest_module; /* biggest single module (weight + bias) */
 } ModelParams;
 
 /* Counts the parameters of cfg. */

@@ -28,7 +28,7 @@ typedef struct RunSetup {
     Recompute recompute;
     uint32_t checkpoint_every; /* RECOMPUTE_FULL: layers 0, N, 2N, ... are checkpointed */
     bool is_flash_attention;
-    unsigned act_bytes;    /* bytes per activation element: 2 (fp16/bf16) or 4 (fp32) */
+    unsigned act_bytes; /* bytes per activation element: 2 (fp16/bf16) or 4 (fp32) */
 } RunSetup;
 
 /* "none", "selective", "full" or "every:N" into buf; returns buf. */

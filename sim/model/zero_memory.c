@@ -3,7 +3,10 @@
  */
 #include "zero_memory.h"
 
-static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
+}
 
 double zero_memory_paper_bytes(int stage, double psi, double n)
 {
@@ -68,8 +71,7 @@ void zero_memory(const TrainConfig *cfg, const ModelParams *params, uint64_t n_l
     out->gpu_optimizer = z->stage >= 1 ? k * part : k * psi;
 
     if (z->stage == 3)
-        out->persistent_elems = params_persistent(params, n_layers,
-                                                  z->param_persistence_threshold);
+        out->persistent_elems = params_persistent(params, n_layers, z->param_persistence_threshold);
 
     const OffloadConfig *oo = &z->offload_optimizer;
     if (oo->device != OFFLOAD_NONE) {
@@ -107,5 +109,6 @@ void zero_memory(const TrainConfig *cfg, const ModelParams *params, uint64_t n_l
         }
     }
     out->gpu_model_states = out->gpu_params + out->gpu_grads + out->gpu_optimizer;
-    out->gpu_buffers = gpu_buffers(z, params, psi, out->persistent_elems, out->param_bytes, out->grad_bytes, n_gpus);
+    out->gpu_buffers = gpu_buffers(z, params, psi, out->persistent_elems, out->param_bytes,
+                                   out->grad_bytes, n_gpus);
 }

@@ -9,8 +9,8 @@
  * same split. ZeRO-3 keeps parameters under the persistence threshold gathered on every GPU;
  * that full copy sits beside the partition and is counted with the buffers. Offload moves
  * the optimizer partition (and the fp32 gradient partition DeepSpeed keeps beside it) to CPU
- * or NVMe (there swapped out with the states), and ZeRO-3 parameters to CPU or NVMe. Communication and gather buffers are counted
- * separately, from DeepSpeed's bucket settings.
+ * or NVMe (there swapped out with the states), and ZeRO-3 parameters to CPU or NVMe. Communication
+ * and gather buffers are counted separately, from DeepSpeed's bucket settings.
  */
 #ifndef ZEROSIM_MODEL_ZERO_MEMORY_H
 #define ZEROSIM_MODEL_ZERO_MEMORY_H
@@ -22,24 +22,24 @@
 
 /* Bytes per GPU (gpu_*) and per GPU's share of host memory and NVMe (cpu_*, nvme_*). */
 typedef struct ZeroMemory {
-    uint64_t partition_elems;      /* ceil(Psi / N) */
-    uint64_t persistent_elems;     /* ZeRO-3 resident parameters */
-    unsigned param_bytes;          /* per element: 2 mixed precision, 4 fp32 */
+    uint64_t partition_elems;  /* ceil(Psi / N) */
+    uint64_t persistent_elems; /* ZeRO-3 resident parameters */
+    unsigned param_bytes;      /* per element: 2 mixed precision, 4 fp32 */
     unsigned grad_bytes;
-    unsigned optimizer_bytes;      /* fp32 master (mixed precision only) + 4 x states */
+    unsigned optimizer_bytes; /* fp32 master (mixed precision only) + 4 x states */
 
     uint64_t gpu_params;
     uint64_t gpu_grads;
     uint64_t gpu_optimizer;
-    uint64_t gpu_model_states;     /* the sum of the three above */
-    uint64_t gpu_buffers;          /* gradient buckets, gathered and persistent ZeRO-3 params */
+    uint64_t gpu_model_states; /* the sum of the three above */
+    uint64_t gpu_buffers;      /* gradient buckets, gathered and persistent ZeRO-3 params */
 
-    uint64_t cpu_params;           /* offloaded 16-bit parameter partition */
-    uint64_t cpu_grads;            /* fp32 gradient partition beside an offloaded optimizer */
+    uint64_t cpu_params; /* offloaded 16-bit parameter partition */
+    uint64_t cpu_grads;  /* fp32 gradient partition beside an offloaded optimizer */
     uint64_t cpu_optimizer;
-    uint64_t cpu_buffers;          /* pinned staging for NVMe swaps */
+    uint64_t cpu_buffers; /* pinned staging for NVMe swaps */
     uint64_t nvme_params;
-    uint64_t nvme_grads;           /* fp32 gradient partition, swapped out with the states */
+    uint64_t nvme_grads; /* fp32 gradient partition, swapped out with the states */
     uint64_t nvme_optimizer;
 } ZeroMemory;
 

@@ -23,7 +23,10 @@ static int compare(const void *pa, const void *pb)
     return a->shortfall_bytes < b->shortfall_bytes ? -1 : a->shortfall_bytes > b->shortfall_bytes;
 }
 
-void advice_rank(Advice *a) { qsort(a->candidates, a->n_candidates, sizeof *a->candidates, compare); }
+void advice_rank(Advice *a)
+{
+    qsort(a->candidates, a->n_candidates, sizeof *a->candidates, compare);
+}
 
 static const char *name(const Candidate *c, char *buf, size_t n)
 {
@@ -39,7 +42,10 @@ static const char *name(const Candidate *c, char *buf, size_t n)
     return buf;
 }
 
-static double gib(double bytes) { return bytes / UNITS_GIB; }
+static double gib(double bytes)
+{
+    return bytes / UNITS_GIB;
+}
 
 /* The paragraph: why the first candidate, in the chapter's terms. */
 static void explain(const Advice *a, char *out, size_t n)
@@ -49,16 +55,18 @@ static void explain(const Advice *a, char *out, size_t n)
     const double params = 2.0 * a->psi, params_grads = 4.0 * a->psi;
     char nm[64];
     if (best == NULL || !best->fits) {
-        snprintf(out, n, "Nothing fits: even the closest candidate (%s) runs out of %s memory by "
+        snprintf(out, n,
+                 "Nothing fits: even the closest candidate (%s) runs out of %s memory by "
                  "%.1f GiB. Add GPUs (ZeRO-3 divides all model states by the GPU count), offload "
                  "to NVMe, or shorten the sequence or micro-batch.",
                  best ? name(best, nm, sizeof nm) : "none", best ? best->runs_out : "GPU",
                  best ? gib(best->shortfall_bytes) : 0.0);
         return;
     }
-    size_t used = (size_t)snprintf(out, n, "Recommended: %s, micro-batch %llu%s%s, %.0f tokens/s "
-                                   "(%.1f TFLOP/s per GPU). ", name(best, nm, sizeof nm),
-                                   (unsigned long long)best->micro_batch,
+    size_t used = (size_t)snprintf(out, n,
+                                   "Recommended: %s, micro-batch %llu%s%s, %.0f tokens/s "
+                                   "(%.1f TFLOP/s per GPU). ",
+                                   name(best, nm, sizeof nm), (unsigned long long)best->micro_batch,
                                    best->is_checkpointed ? ", full activation checkpointing" : "",
                                    best->grad_accum > 1 ? " with gradient accumulation" : "",
                                    best->tokens_per_s, best->tflops_per_gpu);
@@ -67,38 +75,44 @@ static void explain(const Advice *a, char *out, size_t n)
     char *p = out + used;
     size_t left = n - used;
     if (best->offload_optimizer != OFFLOAD_NONE || best->offload_param != OFFLOAD_NONE)
-        snprintf(p, left, "The model states do not fit the GPUs' %.0f GiB without moving them "
+        snprintf(p, left,
+                 "The model states do not fit the GPUs' %.0f GiB without moving them "
                  "off the GPU: the selection guide's case for offload (few GPUs, large model). "
-                 "It costs PCIe transfers%s; the largest share of the step is %s (%.0f%%).", gib(hbm),
-                 best->offload_optimizer == OFFLOAD_NVME ? " and NVMe traffic" : "",
+                 "It costs PCIe transfers%s; the largest share of the step is %s (%.0f%%).",
+                 gib(hbm), best->offload_optimizer == OFFLOAD_NVME ? " and NVMe traffic" : "",
                  best->bottleneck, 100.0 * best->bottleneck_share);
     else if (best->zero_stage == 3 && params > hbm)
-        snprintf(p, left, "The 16-bit parameters alone (2 Psi = %.1f GiB) exceed a GPU's %.0f "
+        snprintf(p, left,
+                 "The 16-bit parameters alone (2 Psi = %.1f GiB) exceed a GPU's %.0f "
                  "GiB, so only ZeRO-3 shards them (the guide: parameters do not fit); it moves "
-                 "3 Psi per step instead of 2; the largest share of the step is %s (%.0f%%).", gib(params),
-                 gib(hbm), best->bottleneck, 100.0 * best->bottleneck_share);
+                 "3 Psi per step instead of 2; the largest share of the step is %s (%.0f%%).",
+                 gib(params), gib(hbm), best->bottleneck, 100.0 * best->bottleneck_share);
     else if (best->zero_stage == 3)
-        snprintf(p, left, "The parameters would fit a GPU (2 Psi = %.1f GiB of %.0f GiB), but "
+        snprintf(p, left,
+                 "The parameters would fit a GPU (2 Psi = %.1f GiB of %.0f GiB), but "
                  "ZeRO-3 leaves room for a larger micro-batch or hides its 50%% extra "
                  "communication behind compute on this network; the largest share of the step is "
                  "%s (%.0f%%).",
                  gib(params), gib(hbm), best->bottleneck, 100.0 * best->bottleneck_share);
     else if (best->zero_stage == 2)
-        snprintf(p, left, "The parameters fit a GPU (2 Psi = %.1f GiB of %.0f GiB), so sharding "
+        snprintf(p, left,
+                 "The parameters fit a GPU (2 Psi = %.1f GiB of %.0f GiB), so sharding "
                  "optimizer states and gradients is enough (the guide's ZeRO-2 case) and "
                  "ZeRO-3's 50%% more communication is avoided; the largest share of the step is %s "
                  "(%.0f%%).",
                  gib(params), gib(hbm), best->bottleneck, 100.0 * best->bottleneck_share);
     else if (best->zero_stage == 1)
-        snprintf(p, left, "Parameters and gradients fit a GPU (4 Psi = %.1f GiB of %.0f GiB): "
+        snprintf(p, left,
+                 "Parameters and gradients fit a GPU (4 Psi = %.1f GiB of %.0f GiB): "
                  "sharding the optimizer states (12 Psi) is enough, at DDP's communication "
-                 "(the guide's ZeRO-1 case); the largest share of the step is %s (%.0f%%).", gib(params_grads),
-                 gib(hbm), best->bottleneck, 100.0 * best->bottleneck_share);
+                 "(the guide's ZeRO-1 case); the largest share of the step is %s (%.0f%%).",
+                 gib(params_grads), gib(hbm), best->bottleneck, 100.0 * best->bottleneck_share);
     else
-        snprintf(p, left, "Everything fits without sharding (16 Psi = %.1f GiB), so plain data "
+        snprintf(p, left,
+                 "Everything fits without sharding (16 Psi = %.1f GiB), so plain data "
                  "parallelism is fastest: ZeRO would only add communication; the largest share of "
-                 "the step is %s (%.0f%%).", gib(16.0 * a->psi), best->bottleneck,
-                 100.0 * best->bottleneck_share);
+                 "the step is %s (%.0f%%).",
+                 gib(16.0 * a->psi), best->bottleneck, 100.0 * best->bottleneck_share);
 }
 
 void advice_text(FILE *out, const Advice *a)
@@ -121,14 +135,14 @@ void advice_text(FILE *out, const Advice *a)
         if (c->is_simulated)
             fprintf(out, "%-2zu %-33s %5llu %4s %5llu %-22s %9.3f %8.1f %9.1f %8.1f  %s %.0f%%\n",
                     i + 1, name(c, nm, sizeof nm), (unsigned long long)c->micro_batch,
-                    c->is_checkpointed ? "full" : "none", (unsigned long long)c->grad_accum,
-                    fits, c->step_s, c->tflops_per_gpu, gib(c->sim_gpu_peak_bytes),
+                    c->is_checkpointed ? "full" : "none", (unsigned long long)c->grad_accum, fits,
+                    c->step_s, c->tflops_per_gpu, gib(c->sim_gpu_peak_bytes),
                     c->bytes_per_rank / 1e9, c->bottleneck, 100.0 * c->bottleneck_share);
         else
             fprintf(out, "%-2zu %-33s %5llu %4s %5llu %-22s %9s %8s %9.1f %8s  -\n", i + 1,
                     name(c, nm, sizeof nm), (unsigned long long)c->micro_batch,
-                    c->is_checkpointed ? "full" : "none", (unsigned long long)c->grad_accum,
-                    fits, "-", "-", gib(c->gpu_bytes), "-");
+                    c->is_checkpointed ? "full" : "none", (unsigned long long)c->grad_accum, fits,
+                    "-", "-", gib(c->gpu_bytes), "-");
     }
     char text[1024];
     explain(a, text, sizeof text);

@@ -26,30 +26,30 @@ typedef struct Candidate {
     OffloadDevice offload_param;
     uint64_t micro_batch;
     uint64_t grad_accum;
-    bool is_checkpointed;       /* full activation checkpointing */
+    bool is_checkpointed; /* full activation checkpointing */
     /* analytic estimate */
     bool fits;
-    char runs_out[16];          /* "gpu", "cpu", "nvme" or "" */
-    double shortfall_bytes;     /* need - capacity of what runs out */
-    double gpu_bytes;           /* estimated peak per GPU */
+    char runs_out[16];      /* "gpu", "cpu", "nvme" or "" */
+    double shortfall_bytes; /* need - capacity of what runs out */
+    double gpu_bytes;       /* estimated peak per GPU */
     /* simulation (when it fits) */
     bool is_simulated;
     double step_s;
     double tokens_per_s;
     double tflops_per_gpu;
     double sim_gpu_peak_bytes;
-    double bytes_per_rank;      /* sent per step */
-    char bottleneck[40];        /* the largest share of the step */
+    double bytes_per_rank; /* sent per step */
+    char bottleneck[40];   /* the largest share of the step */
     double bottleneck_share;
 } Candidate;
 
 typedef struct Advice {
     const ModelConfig *model;
     const Platform *platform;
-    double psi;                 /* parameters */
+    double psi; /* parameters */
     uint64_t seq_len;
-    uint64_t global_batch;      /* 0 when the user gave none */
-    Candidate *candidates;      /* ranked, best first */
+    uint64_t global_batch; /* 0 when the user gave none */
+    Candidate *candidates; /* ranked, best first */
     size_t n_candidates;
 } Advice;
 

@@ -14,8 +14,8 @@ static double *account(Breakdown *out, const Op *op)
     switch ((OpKind)op->kind) {
     case OP_COLLECTIVE: return &out->exposed_coll_s[op->sub];
     case OP_COPY: return op->sub == COPY_H2D ? &out->exposed_h2d_s : &out->exposed_d2h_s;
-    case OP_DISK: return op->sub == DISK_READ ? &out->exposed_nvme_read_s
-                                              : &out->exposed_nvme_write_s;
+    case OP_DISK:
+        return op->sub == DISK_READ ? &out->exposed_nvme_read_s : &out->exposed_nvme_write_s;
     case OP_COMPUTE: return op->sub == DEVICE_CPU ? &out->exposed_cpu_s : &out->idle_s;
     default: return NULL; /* allocations take no time */
     }

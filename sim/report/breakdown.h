@@ -16,17 +16,17 @@
 #include "../schedule/graph.h"
 
 typedef struct Breakdown {
-    double total_s;                       /* the run's makespan */
-    double compute_s;                     /* forward, backward and recompute kernels */
-    double optimizer_s;                   /* GPU optimizer kernels ("optimizer step") */
-    double exposed_coll_s[COLL_N_KINDS];  /* waits on collectives, by kind */
-    double exposed_comm_s;                /* their sum */
-    double exposed_h2d_s;                 /* waits on host-to-GPU copies */
-    double exposed_d2h_s;                 /* waits on GPU-to-host copies */
+    double total_s;                      /* the run's makespan */
+    double compute_s;                    /* forward, backward and recompute kernels */
+    double optimizer_s;                  /* GPU optimizer kernels ("optimizer step") */
+    double exposed_coll_s[COLL_N_KINDS]; /* waits on collectives, by kind */
+    double exposed_comm_s;               /* their sum */
+    double exposed_h2d_s;                /* waits on host-to-GPU copies */
+    double exposed_d2h_s;                /* waits on GPU-to-host copies */
     double exposed_nvme_read_s;
     double exposed_nvme_write_s;
-    double exposed_cpu_s;                 /* waits on the host optimizer (CPU Adam) */
-    double idle_s;                        /* waits on nothing modelled (or start-up) */
+    double exposed_cpu_s; /* waits on the host optimizer (CPU Adam) */
+    double idle_s;        /* waits on nothing modelled (or start-up) */
     /* how long the rank's own transfers and host work ran, hidden or not */
     double busy_h2d_s, busy_d2h_s, busy_nvme_read_s, busy_nvme_write_s, busy_cpu_s;
 } Breakdown;

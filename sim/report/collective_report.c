@@ -5,12 +5,10 @@
 
 #include "json_writer.h"
 
-void collective_report_text(FILE *out, const char *title, const CollectiveRow *rows,
-                            size_t n_rows)
+void collective_report_text(FILE *out, const char *title, const CollectiveRow *rows, size_t n_rows)
 {
     fprintf(out, "# %s\n#\n", title);
-    fprintf(out, "# %14s %12s %12s %12s\n", "size(B)", "time(us)", "algbw(GB/s)",
-            "busbw(GB/s)");
+    fprintf(out, "# %14s %12s %12s %12s\n", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)");
     double sum_busbw = 0.0;
     for (size_t i = 0; i < n_rows; i++) {
         const CollectiveRow *r = &rows[i];

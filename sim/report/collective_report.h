@@ -19,8 +19,7 @@ typedef struct CollectiveRow {
 } CollectiveRow;
 
 /* The table, with a header naming the run (`title`) and the average bus bandwidth. */
-void collective_report_text(FILE *out, const char *title, const CollectiveRow *rows,
-                            size_t n_rows);
+void collective_report_text(FILE *out, const char *title, const CollectiveRow *rows, size_t n_rows);
 
 /* A JSON array of objects with keys bytes, time_s, algbw_bytes_per_s, busbw_bytes_per_s. */
 void collective_report_json(FILE *out, const CollectiveRow *rows, size_t n_rows);

@@ -7,7 +7,10 @@
 
 #include "../common/units.h"
 
-static double gib(uint64_t bytes) { return (double)bytes / UNITS_GIB; }
+static double gib(uint64_t bytes)
+{
+    return (double)bytes / UNITS_GIB;
+}
 
 static const char *stage_name(const TrainConfig *t)
 {
@@ -15,7 +18,10 @@ static const char *stage_name(const TrainConfig *t)
     return names[t->zero.stage];
 }
 
-static const char *fits_word(bool fits) { return fits ? "fits" : "DOES NOT FIT"; }
+static const char *fits_word(bool fits)
+{
+    return fits ? "fits" : "DOES NOT FIT";
+}
 
 /* One indented table row: label, value, optional note. */
 static void row(FILE *out, const char *label, double value, const char *note)
@@ -34,16 +40,19 @@ void estimate_report_text(FILE *out, const EstimateReport *r)
 
     char rec[32];
     fprintf(out, "zerosim estimate: %s with %s on %s\n\n", m->name, stage_name(t), p->name);
-    fprintf(out, "model        %.3f B parameters: %llu layers, hidden %llu, %llu heads (%llu kv), "
-            "ffn %llu, vocab %llu\n", (double)e->params.total / 1e9,
-            (unsigned long long)m->n_layers, (unsigned long long)m->hidden,
-            (unsigned long long)m->n_heads, (unsigned long long)m->n_kv_heads,
-            (unsigned long long)m->ffn_hidden, (unsigned long long)m->vocab);
+    fprintf(out,
+            "model        %.3f B parameters: %llu layers, hidden %llu, %llu heads (%llu kv), "
+            "ffn %llu, vocab %llu\n",
+            (double)e->params.total / 1e9, (unsigned long long)m->n_layers,
+            (unsigned long long)m->hidden, (unsigned long long)m->n_heads,
+            (unsigned long long)m->n_kv_heads, (unsigned long long)m->ffn_hidden,
+            (unsigned long long)m->vocab);
     fprintf(out, "cluster      %llu x %s (%llu node%s x %llu), %.0f GiB HBM each\n",
             (unsigned long long)platform_n_gpus(p), p->gpu.model, (unsigned long long)p->n_nodes,
             p->n_nodes == 1 ? "" : "s", (unsigned long long)p->gpus_per_node,
             gib(p->gpu.hbm_bytes));
-    fprintf(out, "training     %s, %s, optimizer %s; batch %llu = micro %llu x accumulation %llu x "
+    fprintf(out,
+            "training     %s, %s, optimizer %s; batch %llu = micro %llu x accumulation %llu x "
             "%llu GPUs; sequence %llu; recompute %s; flash attention %s\n",
             stage_name(t), ds_config_precision_name(t->precision), t->optimizer,
             (unsigned long long)s->global_batch, (unsigned long long)s->micro_batch,
@@ -75,14 +84,15 @@ void estimate_report_text(FILE *out, const EstimateReport *r)
     snprintf(note, sizeof note, "of %.2f: %s", gib(e->cpu_capacity), fits_word(e->fits_cpu));
     fprintf(out, "%-42s %9.2f   %s\n", "host memory per node", gib(e->cpu_peak), note);
     if (e->nvme_peak > 0 || e->nvme_capacity > 0) {
-        snprintf(note, sizeof note, "of %.2f: %s", gib(e->nvme_capacity),
-                 fits_word(e->fits_nvme));
+        snprintf(note, sizeof note, "of %.2f: %s", gib(e->nvme_capacity), fits_word(e->fits_nvme));
         fprintf(out, "%-42s %9.2f   %s\n", "NVMe per node", gib(e->nvme_peak), note);
     }
     if (e->has_ds_estimate)
-        fprintf(out, "DeepSpeed's estimator (model states only, host x%.1f): GPU %.2f GiB, "
-                "host %.2f GiB per node\n", DS_ESTIMATOR_BUFFER_FACTOR,
-                gib(e->ds_estimate.gpu_bytes), gib(e->ds_estimate.cpu_bytes));
+        fprintf(out,
+                "DeepSpeed's estimator (model states only, host x%.1f): GPU %.2f GiB, "
+                "host %.2f GiB per node\n",
+                DS_ESTIMATOR_BUFFER_FACTOR, gib(e->ds_estimate.gpu_bytes),
+                gib(e->ds_estimate.cpu_bytes));
 
     const CommVolume *c = &e->comm;
     fprintf(out, "\n%-42s %9s\n", "communication per rank per step", "GB");
@@ -98,12 +108,16 @@ void estimate_report_text(FILE *out, const EstimateReport *r)
     fprintf(out, "\nwork per step: %.3f %s executed (%.3f model, %.3f by Megatron's formula)\n",
             e->flops.hardware / scale, is_exa ? "EFLOP" : "PFLOP", e->flops.model / scale,
             e->flops.megatron / scale);
-    fprintf(out, "compute-bound step time: %.3f s (all GPUs at %.0f%% of %.0f TFLOP/s peak, no "
-            "communication)\n", e->compute_bound_step_s, 100.0 * p->gpu.gemm_efficiency,
+    fprintf(out,
+            "compute-bound step time: %.3f s (all GPUs at %.0f%% of %.0f TFLOP/s peak, no "
+            "communication)\n",
+            e->compute_bound_step_s, 100.0 * p->gpu.gemm_efficiency,
             platform_peak_flops_per_s(p, t->precision) / UNITS_TFLOPS);
-    fprintf(out, "\nverdict: %s\n", e->fits ? "fits" : !e->fits_gpu ? "GPU memory runs out"
-                                              : !e->fits_cpu        ? "host memory runs out"
-                                                                    : "NVMe runs out");
+    fprintf(out, "\nverdict: %s\n",
+            e->fits        ? "fits"
+            : !e->fits_gpu ? "GPU memory runs out"
+            : !e->fits_cpu ? "host memory runs out"
+                           : "NVMe runs out");
     estimate_report_defaults_text(out, r);
 }
 
@@ -163,16 +177,17 @@ void estimate_report_json_inputs(JsonWriter *w, const EstimateReport *r)
     json_kv_u64(w, "zero_stage", (uint64_t)t->zero.stage);
     json_kv_string(w, "precision", ds_config_precision_name(t->precision));
     json_kv_string(w, "optimizer", t->optimizer);
-    json_kv_string(w, "offload_optimizer", ds_config_offload_name(t->zero.offload_optimizer.device));
+    json_kv_string(w, "offload_optimizer",
+                   ds_config_offload_name(t->zero.offload_optimizer.device));
     json_kv_string(w, "offload_param", ds_config_offload_name(t->zero.offload_param.device));
     json_kv_u64(w, "global_batch", e->setup.global_batch);
     json_kv_u64(w, "micro_batch", e->setup.micro_batch);
     json_kv_u64(w, "grad_accum", e->setup.grad_accum);
     json_kv_u64(w, "seq_len", e->setup.seq_len);
     char rec[32];
-    json_kv_string(w, "activation_checkpointing",
-                   setup_recompute_name(e->setup.recompute, e->setup.checkpoint_every, rec,
-                                        sizeof rec));
+    json_kv_string(
+        w, "activation_checkpointing",
+        setup_recompute_name(e->setup.recompute, e->setup.checkpoint_every, rec, sizeof rec));
     json_kv_bool(w, "flash_attention", e->setup.is_flash_attention);
     json_key(w, "defaults_applied");
     json_begin_array(w);
@@ -186,7 +201,6 @@ void estimate_report_json_inputs(JsonWriter *w, const EstimateReport *r)
     json_list(w, &t->not_modelled);
     json_end_array(w);
     json_end_object(w);
-
 }
 
 void estimate_report_json(FILE *out, const EstimateReport *r)
@@ -222,8 +236,9 @@ void estimate_report_json(FILE *out, const EstimateReport *r)
     json_kv_u64(&w, "grads", gpn * mem->cpu_grads);
     json_kv_u64(&w, "optimizer", gpn * mem->cpu_optimizer);
     json_kv_u64(&w, "buffers", gpn * mem->cpu_buffers);
-    json_kv_u64(&w, "activations", e->cpu_peak - gpn * (mem->cpu_params + mem->cpu_grads +
-                                                         mem->cpu_optimizer + mem->cpu_buffers));
+    json_kv_u64(&w, "activations",
+                e->cpu_peak - gpn * (mem->cpu_params + mem->cpu_grads + mem->cpu_optimizer +
+                                     mem->cpu_buffers));
     json_end_object(&w);
     json_kv_u64(&w, "cpu_peak_bytes", e->cpu_peak);
     json_kv_u64(&w, "cpu_capacity_bytes", e->cpu_capacity);

@@ -61,10 +61,22 @@ static void close(JsonWriter *w, char c)
         fputc('\n', w->out);
 }
 
-void json_begin_object(JsonWriter *w) { open(w, '{'); }
-void json_end_object(JsonWriter *w) { close(w, '}'); }
-void json_begin_array(JsonWriter *w) { open(w, '['); }
-void json_end_array(JsonWriter *w) { close(w, ']'); }
+void json_begin_object(JsonWriter *w)
+{
+    open(w, '{');
+}
+void json_end_object(JsonWriter *w)
+{
+    close(w, '}');
+}
+void json_begin_array(JsonWriter *w)
+{
+    open(w, '[');
+}
+void json_end_array(JsonWriter *w)
+{
+    close(w, ']');
+}
 
 static void escaped(FILE *out, const char *s)
 {

@@ -5,7 +5,10 @@
 
 #include "../common/units.h"
 
-static double gib(double bytes) { return bytes / UNITS_GIB; }
+static double gib(double bytes)
+{
+    return bytes / UNITS_GIB;
+}
 
 void run_report_metrics(const RunReport *r, RunMetrics *out)
 {
@@ -48,21 +51,25 @@ void run_report_text(FILE *out, const RunReport *r)
     char rec[32];
 
     fprintf(out, "zerosim run: %s with ZeRO-%d on %s, %llu GPUs (%llu node%s x %llu)\n",
-            in->model->name, in->train->zero.stage, p->name,
-            (unsigned long long)platform_n_gpus(p), (unsigned long long)p->n_nodes,
-            p->n_nodes == 1 ? "" : "s", (unsigned long long)p->gpus_per_node);
-    fprintf(out, "schedule %s, collectives %s, %u step%s; batch %llu = micro %llu x accumulation "
-            "%llu x %llu GPUs, sequence %llu, recompute %s, %s\n\n", r->schedule, r->algo,
-            r->n_steps, r->n_steps == 1 ? "" : "s", (unsigned long long)e->setup.global_batch,
-            (unsigned long long)e->setup.micro_batch, (unsigned long long)e->setup.grad_accum,
-            (unsigned long long)e->setup.n_gpus, (unsigned long long)e->setup.seq_len,
+            in->model->name, in->train->zero.stage, p->name, (unsigned long long)platform_n_gpus(p),
+            (unsigned long long)p->n_nodes, p->n_nodes == 1 ? "" : "s",
+            (unsigned long long)p->gpus_per_node);
+    fprintf(out,
+            "schedule %s, collectives %s, %u step%s; batch %llu = micro %llu x accumulation "
+            "%llu x %llu GPUs, sequence %llu, recompute %s, %s\n\n",
+            r->schedule, r->algo, r->n_steps, r->n_steps == 1 ? "" : "s",
+            (unsigned long long)e->setup.global_batch, (unsigned long long)e->setup.micro_batch,
+            (unsigned long long)e->setup.grad_accum, (unsigned long long)e->setup.n_gpus,
+            (unsigned long long)e->setup.seq_len,
             setup_recompute_name(e->setup.recompute, e->setup.checkpoint_every, rec, sizeof rec),
             ds_config_precision_name(in->train->precision));
 
     fprintf(out, "step time        %.4f s   (compute-bound lower bound %.4f s)\n", m.step_s,
             e->compute_bound_step_s);
-    fprintf(out, "throughput       %.0f tokens/s, %.1f TFLOP/s per GPU (Megatron formula), "
-            "MFU %.1f%%\n", m.tokens_per_s, m.tflops_per_gpu, 100.0 * m.mfu);
+    fprintf(out,
+            "throughput       %.0f tokens/s, %.1f TFLOP/s per GPU (Megatron formula), "
+            "MFU %.1f%%\n",
+            m.tokens_per_s, m.tflops_per_gpu, 100.0 * m.mfu);
 
     fprintf(out, "\n%-36s %10s %8s\n", "time per step, rank 0", "s", "share");
     const double k = (double)r->n_steps, total = b->total_s / k;
@@ -78,14 +85,15 @@ void run_report_text(FILE *out, const RunReport *r)
     line(out, "exposed NVMe write", b->exposed_nvme_write_s / k, total);
     line(out, "exposed CPU optimizer", b->exposed_cpu_s / k, total);
     line(out, "idle", b->idle_s / k, total);
-    if (b->busy_h2d_s + b->busy_d2h_s + b->busy_nvme_read_s + b->busy_nvme_write_s +
-            b->busy_cpu_s > 0)
-        fprintf(out, "  offload work per step, busy / exposed s: PCIe H2D %.3f / %.3f, D2H "
+    if (b->busy_h2d_s + b->busy_d2h_s + b->busy_nvme_read_s + b->busy_nvme_write_s + b->busy_cpu_s >
+        0)
+        fprintf(out,
+                "  offload work per step, busy / exposed s: PCIe H2D %.3f / %.3f, D2H "
                 "%.3f / %.3f, NVMe read %.3f / %.3f, write %.3f / %.3f, CPU optimizer %.3f / "
-                "%.3f\n", b->busy_h2d_s / k, b->exposed_h2d_s / k, b->busy_d2h_s / k,
-                b->exposed_d2h_s / k, b->busy_nvme_read_s / k, b->exposed_nvme_read_s / k,
-                b->busy_nvme_write_s / k, b->exposed_nvme_write_s / k, b->busy_cpu_s / k,
-                b->exposed_cpu_s / k);
+                "%.3f\n",
+                b->busy_h2d_s / k, b->exposed_h2d_s / k, b->busy_d2h_s / k, b->exposed_d2h_s / k,
+                b->busy_nvme_read_s / k, b->exposed_nvme_read_s / k, b->busy_nvme_write_s / k,
+                b->exposed_nvme_write_s / k, b->busy_cpu_s / k, b->exposed_cpu_s / k);
 
     fprintf(out, "\n%-36s %10s\n", "memory per GPU (simulated peak)", "GiB");
     row(out, "parameters", gib(m.gpu_peak->at_peak[MEM_PARAMS]));
@@ -102,9 +110,10 @@ void run_report_text(FILE *out, const RunReport *r)
         fprintf(out, "  %-34s %10.2f   NVMe per node (estimate: %.2f)\n", "NVMe peak",
                 gib(m.nvme_peak->peak_bytes), gib((double)e->nvme_peak));
     if (e->has_ds_estimate)
-        fprintf(out, "  DeepSpeed's estimator (model states only): GPU %.2f GiB, host %.2f GiB per "
-                "node\n", gib((double)e->ds_estimate.gpu_bytes),
-                gib((double)e->ds_estimate.cpu_bytes));
+        fprintf(out,
+                "  DeepSpeed's estimator (model states only): GPU %.2f GiB, host %.2f GiB per "
+                "node\n",
+                gib((double)e->ds_estimate.gpu_bytes), gib((double)e->ds_estimate.cpu_bytes));
     if (m.oom)
         fprintf(out, "OUT OF MEMORY: %s of rank %u needs %.2f GiB of %.2f at %.4f s\n",
                 graph_space_name(m.oom_space), m.oom_rank, gib(m.oom->oom_bytes),
@@ -113,8 +122,7 @@ void run_report_text(FILE *out, const RunReport *r)
         fprintf(out, "fits: every GPU, host and NVMe stays within capacity\n");
 
     fprintf(out, "\n%-36s %10s\n", "bytes sent per rank per step", "GB");
-    static const char *const colls[] = {"all-reduce", "all-gather", "reduce-scatter",
-                                        "broadcast"};
+    static const char *const colls[] = {"all-reduce", "all-gather", "reduce-scatter", "broadcast"};
     for (int c = 0; c < COLL_N_KINDS; c++)
         if (res->coll_bytes[0][c] > 0)
             row(out, colls[c], res->coll_bytes[0][c] / k / 1e9);
@@ -124,11 +132,12 @@ void run_report_text(FILE *out, const RunReport *r)
             snprintf(label, sizeof label, "over %s", topology_link_class_name((LinkClass)c));
             row(out, label, res->link_bytes[0][c] / k / 1e9);
         }
-    fprintf(out, "\nsimulation: %s mode, %u of %llu GPUs simulated, %u ops, %llu activities in "
-            "%.2f s (graph built in %.2f s, %.0f activities/s)\n", r->mode, r->simulated_gpus,
-            (unsigned long long)platform_n_gpus(p), graph_n_ops(r->graph),
-            (unsigned long long)res->n_activities, res->wall_s, r->build_wall_s,
-            res->wall_s > 0 ? res->n_activities / res->wall_s : 0);
+    fprintf(out,
+            "\nsimulation: %s mode, %u of %llu GPUs simulated, %u ops, %llu activities in "
+            "%.2f s (graph built in %.2f s, %.0f activities/s)\n",
+            r->mode, r->simulated_gpus, (unsigned long long)platform_n_gpus(p),
+            graph_n_ops(r->graph), (unsigned long long)res->n_activities, res->wall_s,
+            r->build_wall_s, res->wall_s > 0 ? res->n_activities / res->wall_s : 0);
     estimate_report_defaults_text(out, in);
 }
 

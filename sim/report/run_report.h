@@ -15,16 +15,16 @@
 #include <stdio.h>
 
 typedef struct RunReport {
-    EstimateReport inputs;     /* model, config, platform and the analytic estimate */
+    EstimateReport inputs; /* model, config, platform and the analytic estimate */
     const Graph *graph;
     const EngineResult *result;
     uint32_t n_steps;
-    const char *schedule;      /* "deepspeed" or "textbook" */
-    const char *algo;          /* collective algorithm */
-    const char *mode;          /* "full" or "symmetric" */
-    uint32_t simulated_gpus;   /* ranks in the graph (fewer than the GPUs when symmetric) */
-    Breakdown breakdown;       /* of rank 0 */
-    double build_wall_s;       /* host time to build the graph */
+    const char *schedule;    /* "deepspeed" or "textbook" */
+    const char *algo;        /* collective algorithm */
+    const char *mode;        /* "full" or "symmetric" */
+    uint32_t simulated_gpus; /* ranks in the graph (fewer than the GPUs when symmetric) */
+    Breakdown breakdown;     /* of rank 0 */
+    double build_wall_s;     /* host time to build the graph */
 } RunReport;
 
 /* Derived numbers both outputs print. */
@@ -37,7 +37,7 @@ typedef struct RunMetrics {
     const MemAccount *gpu_peak; /* its account */
     const MemAccount *cpu_peak; /* the busiest node's host memory */
     const MemAccount *nvme_peak;
-    const MemAccount *oom;      /* first out-of-memory, or NULL */
+    const MemAccount *oom; /* first out-of-memory, or NULL */
     uint32_t oom_rank;
     MemSpace oom_space;
 } RunMetrics;

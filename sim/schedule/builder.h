@@ -32,36 +32,36 @@ typedef struct Builder {
     const RunSetup *setup;
     const ZeroConfig *z;
     uint32_t n_ranks;
-    GroupSet world;          /* all ranks */
-    GroupSet shards;         /* where stage 3 gathers and reduce-scatters: all ranks, or nodes */
-    GroupSet replicas;       /* across shard groups (HYBRID_SHARD / MiCS); n_groups 0 if none */
-    uint32_t n_shard;        /* ranks per shard group (logical: of all n_gpus) */
-    uint32_t n_gpus;         /* data-parallel size the step stands for (>= n_ranks) */
+    GroupSet world;    /* all ranks */
+    GroupSet shards;   /* where stage 3 gathers and reduce-scatters: all ranks, or nodes */
+    GroupSet replicas; /* across shard groups (HYBRID_SHARD / MiCS); n_groups 0 if none */
+    uint32_t n_shard;  /* ranks per shard group (logical: of all n_gpus) */
+    uint32_t n_gpus;   /* data-parallel size the step stands for (>= n_ranks) */
     bool is_textbook;
     ModelParams params;
     ZeroMemory mem;
     ActivationBytes act;
     StepCost cost;
-    double *unit_params;     /* per layer unit: its parameters (first/last carry embeddings) */
-    double *unit_gathered;   /* per unit: 16-bit bytes ZeRO-3 gathers (persistent excluded) */
+    double *unit_params;      /* per layer unit: its parameters (first/last carry embeddings) */
+    double *unit_gathered;    /* per unit: 16-bit bytes ZeRO-3 gathers (persistent excluded) */
     double prefetch_fraction; /* of a unit, the share DeepSpeed's module-by-module prefetch
                                  brings in while the module before computes */
-    OpId *ops;               /* one op per rank from the last collective_set() */
-    OpId *scratch;           /* graph_collective's output, in group order */
-    OpId *last_compute;      /* per rank: last op on the compute stream, or GRAPH_NO_OP */
-    OpId *wait_gather;       /* per rank: the next compute op waits for this gather */
-    OpId *wait_bucket;       /* per rank: ... and for this gradient bucket */
-    OpId *wait_copy;         /* per rank: ... and for this copy (a checkpoint coming back) */
-    OpId *last_reduce;       /* per rank: last op on the reduce stream */
-    OpId *last_gather;       /* per rank: last op on the gather stream */
-    OpId *bucket_prev;       /* per rank: the bucket before the last one (two buffers) */
+    OpId *ops;                /* one op per rank from the last collective_set() */
+    OpId *scratch;            /* graph_collective's output, in group order */
+    OpId *last_compute;       /* per rank: last op on the compute stream, or GRAPH_NO_OP */
+    OpId *wait_gather;        /* per rank: the next compute op waits for this gather */
+    OpId *wait_bucket;        /* per rank: ... and for this gradient bucket */
+    OpId *wait_copy;          /* per rank: ... and for this copy (a checkpoint coming back) */
+    OpId *last_reduce;        /* per rank: last op on the reduce stream */
+    OpId *last_gather;        /* per rank: last op on the gather stream */
+    OpId *bucket_prev;        /* per rank: the bucket before the last one (two buffers) */
     OpId *bucket_last;
-    double bucket_elems;     /* gradients waiting in the current bucket */
+    double bucket_elems;                     /* gradients waiting in the current bucket */
     uint32_t label_fwd_base, label_bwd_base; /* labels "fwd L<i>" and "bwd L<i>" */
     /* offload (offload.c) */
-    OpId *last_d2h;          /* per rank: last gradient copy to the host */
-    OpId *pending_update;    /* per rank: the parameter update the next step must wait for */
-    OpId *older_update;      /* per rank: the one before (delayed parameter update) */
+    OpId *last_d2h;       /* per rank: last gradient copy to the host */
+    OpId *pending_update; /* per rank: the parameter update the next step must wait for */
+    OpId *older_update;   /* per rank: the one before (delayed parameter update) */
 } Builder;
 
 /* `after` waits for `before` unless before is GRAPH_NO_OP. */

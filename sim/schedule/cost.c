@@ -30,14 +30,12 @@ void cost_step(const ModelConfig *cfg, const ModelParams *params, const RunSetup
     out->gpu_flops_per_s = rate;
     out->layer_fwd = gemm_attn + traffic;
     out->layer_bwd = 2.0 * gemm_attn + 2.0 * traffic;
-    out->layer_recompute = setup->recompute == RECOMPUTE_FULL ? out->layer_fwd
-                           : setup->recompute == RECOMPUTE_SELECTIVE
-                               ? attn
-                               : 0.0;
-    out->head_fwd = f.logits_fwd_per_token * tokens +
-                    (double)act.output_layer * bytes_to_flops;
-    out->head_bwd = 2.0 * f.logits_fwd_per_token * tokens +
-                    (double)act.output_layer * bytes_to_flops;
+    out->layer_recompute = setup->recompute == RECOMPUTE_FULL        ? out->layer_fwd
+                           : setup->recompute == RECOMPUTE_SELECTIVE ? attn
+                                                                     : 0.0;
+    out->head_fwd = f.logits_fwd_per_token * tokens + (double)act.output_layer * bytes_to_flops;
+    out->head_bwd =
+        2.0 * f.logits_fwd_per_token * tokens + (double)act.output_layer * bytes_to_flops;
     const double adam_bytes = train->precision == PRECISION_FP32 ? 4.0 + 8.0 + 8.0 * 2 : 28.0;
     out->optimizer_per_param = adam_bytes * bytes_to_flops;
 }

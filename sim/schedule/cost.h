@@ -20,14 +20,14 @@
 #include "../model/flops.h"
 
 typedef struct StepCost {
-    double gpu_flops_per_s;      /* achievable rate the engine runs GPU ops at */
-    double layer_fwd;            /* one layer, one micro-batch: GEMMs + attention + memory-bound */
-    double layer_bwd;            /* twice the GEMM and attention work, twice the traffic */
-    double layer_recompute;      /* re-run before backward: the full forward, or the attention
-                                    core with selective recomputation */
-    double head_fwd;             /* logits and loss, one micro-batch */
+    double gpu_flops_per_s; /* achievable rate the engine runs GPU ops at */
+    double layer_fwd;       /* one layer, one micro-batch: GEMMs + attention + memory-bound */
+    double layer_bwd;       /* twice the GEMM and attention work, twice the traffic */
+    double layer_recompute; /* re-run before backward: the full forward, or the attention
+                               core with selective recomputation */
+    double head_fwd;        /* logits and loss, one micro-batch */
     double head_bwd;
-    double optimizer_per_param;  /* GPU optimizer work per parameter updated */
+    double optimizer_per_param; /* GPU optimizer work per parameter updated */
 } StepCost;
 
 /* Costs for one micro-batch of setup on platform p. */

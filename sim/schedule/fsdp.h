@@ -27,7 +27,7 @@ const char *fsdp_name(FsdpStrategy s);
 /* Rewrites train->zero for strategy s on nodes of gpus_per_node GPUs (recording what it set in
  * train->defaults_used) and sets the schedule's FSDP options. Fails when the config asks for
  * offload, which FSDP's CPUOffload models differently. */
-int fsdp_apply(FsdpStrategy s, bool backward_prefetch, uint64_t gpus_per_node,
-               TrainConfig *train, ScheduleOptions *opts, Err *err);
+int fsdp_apply(FsdpStrategy s, bool backward_prefetch, uint64_t gpus_per_node, TrainConfig *train,
+               ScheduleOptions *opts, Err *err);
 
 #endif

@@ -51,7 +51,7 @@ struct Graph {
     VEC(uint32_t) group_begin; /* group i: members[group_begin[i] .. group_begin[i+1]) */
     VEC(Buffer) buffers;
     VEC(char *) labels;
-    uint32_t *label_table;     /* open addressing: label index + 1, 0 = empty */
+    uint32_t *label_table; /* open addressing: label index + 1, 0 = empty */
     uint32_t label_table_size;
     OpId *stream_ops;
     OpId *successors;
@@ -197,14 +197,14 @@ uint32_t graph_collective(Graph *g, CollectiveKind kind, uint32_t group, StreamK
                           double bytes, uint32_t root, uint32_t label, OpId *out_ops)
 {
     assert(group + 1 < g->group_begin.n);
-    Collective c = {.kind = (uint8_t)kind, .group = group, .bytes = bytes, .root = root,
-                    .first_op = g->ops.n};
+    Collective c = {
+        .kind = (uint8_t)kind, .group = group, .bytes = bytes, .root = root, .first_op = g->ops.n};
     VEC_PUSH(g->collectives, c);
     uint32_t instance = g->collectives.n - 1;
     uint32_t begin = g->group_begin.items[group], end = g->group_begin.items[group + 1];
     for (uint32_t i = begin; i < end; i++) {
-        OpId id = add_op(g, g->group_members.items[i], stream, OP_COLLECTIVE, (uint8_t)kind,
-                         bytes, label);
+        OpId id = add_op(g, g->group_members.items[i], stream, OP_COLLECTIVE, (uint8_t)kind, bytes,
+                         label);
         g->ops.items[id].ref = instance;
         if (out_ops)
             out_ops[i - begin] = id;
@@ -218,11 +218,11 @@ void graph_collective_set_logical(Graph *g, uint32_t instance, uint32_t n_logica
     g->collectives.items[instance].n_logical = n_logical;
 }
 
-OpId graph_alloc(Graph *g, uint32_t rank, StreamKind stream, MemSpace space,
-                 MemCategory category, double bytes, uint32_t *out_buffer)
+OpId graph_alloc(Graph *g, uint32_t rank, StreamKind stream, MemSpace space, MemCategory category,
+                 double bytes, uint32_t *out_buffer)
 {
-    Buffer b = {.rank = rank, .space = (uint8_t)space, .category = (uint8_t)category,
-                .bytes = bytes};
+    Buffer b = {
+        .rank = rank, .space = (uint8_t)space, .category = (uint8_t)category, .bytes = bytes};
     VEC_PUSH(g->buffers, b);
     OpId id = add_op(g, rank, stream, OP_ALLOC, (uint8_t)space, bytes, 0);
     g->ops.items[id].category = (uint8_t)category;
@@ -276,8 +276,7 @@ static int check_acyclic(const Graph *g, Err *err)
             if (--indegree[g->successors[k]] == 0)
                 queue[tail++] = g->successors[k];
         uint32_t next = pos[id] + 1;
-        if (next < g->streams.items[op->stream].op_end &&
-            --indegree[g->stream_ops[next]] == 0)
+        if (next < g->streams.items[op->stream].op_end && --indegree[g->stream_ops[next]] == 0)
             queue[tail++] = g->stream_ops[next];
     }
     int rc = 0;
@@ -285,9 +284,10 @@ static int check_acyclic(const Graph *g, Err *err)
         for (uint32_t i = 0; i < n; i++) {
             if (indegree[i] > 0) {
                 const Op *op = &g->ops.items[i];
-                rc = err_set(err, "event graph: expected no dependency cycle, got one through op "
-                             "%u (rank %u, stream %s, \"%s\")", i, op->rank,
-                             graph_stream_name((StreamKind)op->stream_kind),
+                rc = err_set(err,
+                             "event graph: expected no dependency cycle, got one through op "
+                             "%u (rank %u, stream %s, \"%s\")",
+                             i, op->rank, graph_stream_name((StreamKind)op->stream_kind),
                              g->labels.items[op->label]);
                 break;
             }
@@ -310,8 +310,10 @@ static int check_groups(const Graph *g, Err *err)
         for (uint32_t i = g->group_begin.items[grp]; i < g->group_begin.items[grp + 1]; i++) {
             uint32_t r = g->group_members.items[i];
             if (seen[r] == grp) {
-                rc = err_set(err, "event graph: expected group %u to list each rank once, got "
-                             "rank %u twice", grp, r);
+                rc = err_set(err,
+                             "event graph: expected group %u to list each rank once, got "
+                             "rank %u twice",
+                             grp, r);
                 break;
             }
             seen[r] = grp;
@@ -327,8 +329,10 @@ static int check_groups(const Graph *g, Err *err)
         for (uint32_t i = 0; i < n; i++)
             found |= members[i] == col->root;
         if (!found)
-            rc = err_set(err, "event graph: expected broadcast %u's root rank %u in its group, "
-                         "got a group without it", c, col->root);
+            rc = err_set(err,
+                         "event graph: expected broadcast %u's root rank %u in its group, "
+                         "got a group without it",
+                         c, col->root);
     }
     free(seen);
     return rc;
@@ -373,9 +377,10 @@ int graph_finalize(Graph *g, Err *err)
     for (uint32_t b = 0; b < g->buffers.n; b++) {
         const Buffer *buf = &g->buffers.items[b];
         if (buf->n_frees != 1)
-            return err_set(err, "event graph: expected buffer %u (rank %u, %s %s, %.0f bytes) "
-                           "to be freed once, got %u frees", b, buf->rank,
-                           graph_space_name((MemSpace)buf->space),
+            return err_set(err,
+                           "event graph: expected buffer %u (rank %u, %s %s, %.0f bytes) "
+                           "to be freed once, got %u frees",
+                           b, buf->rank, graph_space_name((MemSpace)buf->space),
                            graph_category_name((MemCategory)buf->category), buf->bytes,
                            buf->n_frees);
     }
@@ -384,22 +389,54 @@ int graph_finalize(Graph *g, Err *err)
     for (uint32_t i = 0; i < n; i++) {
         const Op *op = &g->ops.items[i];
         if (op->kind == OP_FREE && g->buffers.items[op->ref].rank != op->rank)
-            return err_set(err, "event graph: expected buffer %u to be freed on rank %u, got a "
-                           "free on rank %u", op->ref, g->buffers.items[op->ref].rank, op->rank);
+            return err_set(err,
+                           "event graph: expected buffer %u to be freed on rank %u, got a "
+                           "free on rank %u",
+                           op->ref, g->buffers.items[op->ref].rank, op->rank);
     }
     return check_acyclic(g, err);
 }
 
-uint32_t graph_n_ranks(const Graph *g) { return g->n_ranks; }
-uint32_t graph_n_ops(const Graph *g) { return g->ops.n; }
-uint32_t graph_n_streams(const Graph *g) { return g->streams.n; }
-const Op *graph_ops(const Graph *g) { return g->ops.items; }
-const Stream *graph_streams(const Graph *g) { return g->streams.items; }
-const OpId *graph_stream_ops(const Graph *g) { return g->stream_ops; }
-const OpId *graph_successors(const Graph *g) { return g->successors; }
-const Collective *graph_collectives(const Graph *g) { return g->collectives.items; }
-uint32_t graph_n_collectives(const Graph *g) { return g->collectives.n; }
-const char *graph_label_text(const Graph *g, uint32_t label) { return g->labels.items[label]; }
+uint32_t graph_n_ranks(const Graph *g)
+{
+    return g->n_ranks;
+}
+uint32_t graph_n_ops(const Graph *g)
+{
+    return g->ops.n;
+}
+uint32_t graph_n_streams(const Graph *g)
+{
+    return g->streams.n;
+}
+const Op *graph_ops(const Graph *g)
+{
+    return g->ops.items;
+}
+const Stream *graph_streams(const Graph *g)
+{
+    return g->streams.items;
+}
+const OpId *graph_stream_ops(const Graph *g)
+{
+    return g->stream_ops;
+}
+const OpId *graph_successors(const Graph *g)
+{
+    return g->successors;
+}
+const Collective *graph_collectives(const Graph *g)
+{
+    return g->collectives.items;
+}
+uint32_t graph_n_collectives(const Graph *g)
+{
+    return g->collectives.n;
+}
+const char *graph_label_text(const Graph *g, uint32_t label)
+{
+    return g->labels.items[label];
+}
 
 const uint32_t *graph_group(const Graph *g, uint32_t group, uint32_t *out_n_ranks)
 {
@@ -421,22 +458,19 @@ double graph_buffer_bytes(const Graph *g, uint32_t buffer, MemSpace *out_space,
 
 const char *graph_collective_name(CollectiveKind kind)
 {
-    static const char *const names[] = {"all_reduce", "all_gather", "reduce_scatter",
-                                        "broadcast"};
+    static const char *const names[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast"};
     return names[kind];
 }
 
 const char *graph_stream_name(StreamKind kind)
 {
-    static const char *const names[] = {"compute", "gather", "reduce", "h2d",
-                                        "d2h",     "nvme",   "cpu"};
+    static const char *const names[] = {"compute", "gather", "reduce", "h2d", "d2h", "nvme", "cpu"};
     return names[kind];
 }
 
 const char *graph_category_name(MemCategory category)
 {
-    static const char *const names[] = {"params", "grads", "optimizer", "activations",
-                                        "buffers"};
+    static const char *const names[] = {"params", "grads", "optimizer", "activations", "buffers"};
     return names[category];
 }
 
@@ -486,8 +520,8 @@ static void dump_op(const Graph *g, OpId id, FILE *out)
 void graph_dump(const Graph *g, FILE *out)
 {
     assert(g->is_final);
-    fprintf(out, "graph: %u ranks, %u streams, %u ops, %u collectives\n", g->n_ranks,
-            g->streams.n, g->ops.n, g->collectives.n);
+    fprintf(out, "graph: %u ranks, %u streams, %u ops, %u collectives\n", g->n_ranks, g->streams.n,
+            g->ops.n, g->collectives.n);
     for (uint32_t s = 0; s < g->streams.n; s++) {
         const Stream *st = &g->streams.items[s];
         fprintf(out, "rank %u %s:\n", st->rank, graph_stream_name((StreamKind)st->kind));

@@ -56,13 +56,13 @@ typedef enum MemCategory {
 
 /* Where a stream runs; the engine places one actor per stream on the matching host. */
 typedef enum StreamKind {
-    STREAM_COMPUTE,   /* GPU kernels */
-    STREAM_GATHER,    /* parameter all-gathers (ZeRO-3), broadcasts */
-    STREAM_REDUCE,    /* gradient reductions */
+    STREAM_COMPUTE, /* GPU kernels */
+    STREAM_GATHER,  /* parameter all-gathers (ZeRO-3), broadcasts */
+    STREAM_REDUCE,  /* gradient reductions */
     STREAM_H2D,
     STREAM_D2H,
-    STREAM_NVME,      /* on the node's CPU host */
-    STREAM_CPU,       /* CPU optimizer, on the node's CPU host */
+    STREAM_NVME, /* on the node's CPU host */
+    STREAM_CPU,  /* CPU optimizer, on the node's CPU host */
     STREAM_N_KINDS
 } StreamKind;
 
@@ -70,35 +70,35 @@ typedef uint32_t OpId;
 #define GRAPH_NO_OP UINT32_MAX
 
 typedef struct Op {
-    uint8_t kind;       /* OpKind */
-    uint8_t sub;        /* CollectiveKind, CopyKind, DiskKind, Device or MemSpace */
-    uint8_t category;   /* MemCategory of ALLOC/FREE */
+    uint8_t kind;     /* OpKind */
+    uint8_t sub;      /* CollectiveKind, CopyKind, DiskKind, Device or MemSpace */
+    uint8_t category; /* MemCategory of ALLOC/FREE */
     uint8_t stream_kind;
     uint32_t rank;
-    uint32_t stream;    /* index into the graph's streams */
-    uint32_t ref;       /* COLLECTIVE: instance; ALLOC/FREE: buffer; else 0 */
-    uint32_t label;     /* index into the label table, for traces */
-    uint32_t n_deps;    /* cross-stream predecessors */
+    uint32_t stream;     /* index into the graph's streams */
+    uint32_t ref;        /* COLLECTIVE: instance; ALLOC/FREE: buffer; else 0 */
+    uint32_t label;      /* index into the label table, for traces */
+    uint32_t n_deps;     /* cross-stream predecessors */
     uint32_t succ_begin; /* successors: succ[succ_begin .. succ_end) after finalise */
     uint32_t succ_end;
-    double amount;      /* FLOPs (GPU), parameters (CPU optimizer), or bytes */
+    double amount; /* FLOPs (GPU), parameters (CPU optimizer), or bytes */
 } Op;
 
 typedef struct Stream {
     uint32_t rank;
-    uint8_t kind;        /* StreamKind */
-    uint32_t op_begin;   /* ops in order: stream_ops[op_begin .. op_end) after finalise */
+    uint8_t kind;      /* StreamKind */
+    uint32_t op_begin; /* ops in order: stream_ops[op_begin .. op_end) after finalise */
     uint32_t op_end;
 } Stream;
 
 typedef struct Collective {
-    uint8_t kind;        /* CollectiveKind */
-    uint32_t group;      /* index into groups */
-    double bytes;        /* the logical size: the full buffer (all-reduce, all-gather output,
-                            reduce-scatter input, broadcast payload) */
-    uint32_t root;       /* broadcast root, as a rank */
-    OpId first_op;       /* member i's op is first_op + i */
-    uint32_t n_logical;  /* members it stands for (symmetric mode); 0: its group's size */
+    uint8_t kind;       /* CollectiveKind */
+    uint32_t group;     /* index into groups */
+    double bytes;       /* the logical size: the full buffer (all-reduce, all-gather output,
+                           reduce-scatter input, broadcast payload) */
+    uint32_t root;      /* broadcast root, as a rank */
+    OpId first_op;      /* member i's op is first_op + i */
+    uint32_t n_logical; /* members it stands for (symmetric mode); 0: its group's size */
 } Collective;
 
 typedef struct Graph Graph;
@@ -132,8 +132,8 @@ void graph_collective_set_logical(Graph *g, uint32_t instance, uint32_t n_logica
 
 /* A buffer: ALLOC now on (rank, stream); graph_free() later releases it. Returns the ALLOC op;
  * *out_buffer identifies the buffer. */
-OpId graph_alloc(Graph *g, uint32_t rank, StreamKind stream, MemSpace space,
-                 MemCategory category, double bytes, uint32_t *out_buffer);
+OpId graph_alloc(Graph *g, uint32_t rank, StreamKind stream, MemSpace space, MemCategory category,
+                 double bytes, uint32_t *out_buffer);
 OpId graph_free(Graph *g, uint32_t rank, StreamKind stream, uint32_t buffer);
 
 /* `after` waits for `before` (on any stream or rank). */

@@ -85,16 +85,17 @@ static OpId host_step(Builder *b, uint32_t r, uint32_t adam_label)
     const uint32_t grads_label = graph_label(b->g, "gradients from nvme");
     OpId grads = graph_disk(b->g, r, DISK_READ, part * 4.0, grads_label);
     builder_depend(b, b->last_d2h[r], grads);
-    OpId next_read = graph_disk(b->g, r, DISK_READ, sub_group_elems(0, n_sub, sub, part) * state_bytes,
-                                read_label);
+    OpId next_read = graph_disk(b->g, r, DISK_READ,
+                                sub_group_elems(0, n_sub, sub, part) * state_bytes, read_label);
     OpId last_write = GRAPH_NO_OP, step = GRAPH_NO_OP;
     for (uint32_t j = 0; j < n_sub; j++) {
         double elems = sub_group_elems(j, n_sub, sub, part);
         OpId read = next_read;
         next_read = GRAPH_NO_OP;
         if (oo->pipeline_read && j + 1 < n_sub) /* the next read before this write */
-            next_read = graph_disk(b->g, r, DISK_READ, sub_group_elems(j + 1, n_sub, sub, part) * state_bytes,
-                                   read_label);
+            next_read =
+                graph_disk(b->g, r, DISK_READ,
+                           sub_group_elems(j + 1, n_sub, sub, part) * state_bytes, read_label);
         step = graph_compute(b->g, r, STREAM_CPU, DEVICE_CPU, elems, adam_label);
         builder_depend(b, read, step);
         if (!oo->pipeline_write)
@@ -102,8 +103,9 @@ static OpId host_step(Builder *b, uint32_t r, uint32_t adam_label)
         last_write = graph_disk(b->g, r, DISK_WRITE, elems * state_bytes, write_label);
         builder_depend(b, step, last_write);
         if (!oo->pipeline_read && j + 1 < n_sub)
-            next_read = graph_disk(b->g, r, DISK_READ, sub_group_elems(j + 1, n_sub, sub, part) * state_bytes,
-                                   read_label);
+            next_read =
+                graph_disk(b->g, r, DISK_READ,
+                           sub_group_elems(j + 1, n_sub, sub, part) * state_bytes, read_label);
     }
     return oo->pipeline_write ? step : last_write;
 }
@@ -142,8 +144,8 @@ void offload_updated_params(Builder *b)
 {
     const double bytes = (double)b->mem.partition_elems * b->mem.param_bytes;
     for (uint32_t r = 0; r < b->n_ranks; r++) {
-        OpId copy = graph_copy(b->g, r, STREAM_D2H, COPY_D2H, bytes,
-                               graph_label(b->g, "params to host"));
+        OpId copy =
+            graph_copy(b->g, r, STREAM_D2H, COPY_D2H, bytes, graph_label(b->g, "params to host"));
         builder_depend(b, b->last_compute[r], copy);
         OpId done = copy;
         if (b->z->offload_param.device == OFFLOAD_NVME) {

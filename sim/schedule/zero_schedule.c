@@ -35,15 +35,15 @@ static void compute_all(Builder *b, double amount, uint32_t label)
 }
 
 /* One instance per group of the set; b->ops[rank] gets each rank's op. */
-static void collective_set(Builder *b, const GroupSet *set, CollectiveKind kind,
-                           StreamKind stream, double bytes, uint32_t label)
+static void collective_set(Builder *b, const GroupSet *set, CollectiveKind kind, StreamKind stream,
+                           double bytes, uint32_t label)
 {
     OpId *member_ops = b->scratch;
     for (uint32_t k = 0; k < set->n_groups; k++) {
         uint32_t n;
         const uint32_t *members = graph_group(b->g, set->groups[k], &n);
-        uint32_t instance = graph_collective(b->g, kind, set->groups[k], stream, bytes,
-                                             members[0], label, member_ops);
+        uint32_t instance = graph_collective(b->g, kind, set->groups[k], stream, bytes, members[0],
+                                             label, member_ops);
         if (set->n_logical > n)
             graph_collective_set_logical(b->g, instance, set->n_logical);
         for (uint32_t i = 0; i < n; i++)
@@ -54,9 +54,9 @@ static void collective_set(Builder *b, const GroupSet *set, CollectiveKind kind,
 /* A collective over a group set on `stream`, each rank's op after `after[r]` (may be NULL),
  * with a buffer of `buffer_bytes` (0: none) allocated on the stream around it. Leaves the
  * ops in b->ops. */
-static void collective_all(Builder *b, const GroupSet *set, CollectiveKind kind,
-                           StreamKind stream, double bytes, const OpId *after,
-                           MemCategory category, double buffer_bytes, uint32_t label)
+static void collective_all(Builder *b, const GroupSet *set, CollectiveKind kind, StreamKind stream,
+                           double bytes, const OpId *after, MemCategory category,
+                           double buffer_bytes, uint32_t label)
 {
     uint32_t *buffers = NULL;
     if (buffer_bytes > 0) {
@@ -93,7 +93,7 @@ static CollectiveKind bucket_kind(const Builder *b)
     if (b->is_textbook)
         return b->z->stage == 1 ? COLL_ALL_REDUCE : COLL_REDUCE_SCATTER;
     return b->z->reduce_scatter && !b->z->multi_rank_bucket_allreduce ? COLL_REDUCE_SCATTER
-                                                                       : COLL_ALL_REDUCE;
+                                                                      : COLL_ALL_REDUCE;
 }
 
 /* Reduces the gradients gathered so far in one bucket, after each rank's last compute op.
@@ -119,8 +119,8 @@ static void flush_bucket(Builder *b, bool is_overlapped)
     collective_all(b, set, bucket_kind(b), STREAM_REDUCE, bytes, b->last_compute, MEM_BUFFERS,
                    bytes < buffer ? bytes : buffer, graph_label(b->g, "grad bucket"));
     if (b->z->stage == 3 && b->replicas.n_groups > 0) /* the shard, across the replicas */
-        collective_all(b, &b->replicas, COLL_ALL_REDUCE, STREAM_REDUCE, bytes / b->n_shard,
-                       NULL, MEM_BUFFERS, 0, graph_label(b->g, "grad replicas"));
+        collective_all(b, &b->replicas, COLL_ALL_REDUCE, STREAM_REDUCE, bytes / b->n_shard, NULL,
+                       MEM_BUFFERS, 0, graph_label(b->g, "grad replicas"));
     if (offload_has_optimizer(b))
         offload_gradients(b, elems, b->ops);
     for (uint32_t r = 0; r < b->n_ranks; r++) {
@@ -192,8 +192,8 @@ static void gather_unit(Builder *b, uint32_t u, const OpId *before_prev, const O
             continue;
         uint32_t *bufs = out_buffers + (size_t)(*out_n_buffers) * b->n_ranks;
         for (uint32_t r = 0; r < b->n_ranks; r++) {
-            OpId a = graph_alloc(b->g, r, STREAM_GATHER, MEM_GPU, MEM_BUFFERS, live_bytes(b, parts[k]),
-                                 &bufs[r]);
+            OpId a = graph_alloc(b->g, r, STREAM_GATHER, MEM_GPU, MEM_BUFFERS,
+                                 live_bytes(b, parts[k]), &bufs[r]);
             if (after[k])
                 builder_depend(b, after[k][r], a);
         }
@@ -227,8 +227,8 @@ static void micro_batch(Builder *b, bool is_boundary)
     const bool reduces_now = b->z->stage >= 2 || is_boundary || fsdp != FSDP_NONE;
     const bool buckets_during_backward =
         fsdp != FSDP_NONE ||
-        (!b->is_textbook && (stage3 || (b->z->stage >= 1 && b->z->overlap_comm) ||
-                             b->z->stage == 2));
+        (!b->is_textbook &&
+         (stage3 || (b->z->stage >= 1 && b->z->overlap_comm) || b->z->stage == 2));
     const bool is_overlapped = stage3 || b->z->overlap_comm || fsdp != FSDP_NONE;
     /* SHARD_GRAD_OP keeps each unit gathered from its forward to its backward. */
     const bool regathers = !(fsdp == FSDP_SHARD_GRAD_OP);
@@ -257,8 +257,8 @@ static void micro_batch(Builder *b, bool is_boundary)
             /* on demand (after op k-1) for the textbook ZeRO-3 and FSDP without backward
              * prefetch; else the prefetched part may start after op k-2 */
             bool on_demand = b->is_textbook || (!is_fwd && !prefetches_backward);
-            gather_unit(b, u, on_demand ? hist[1] : hist[0], hist[1], unit_bufs,
-                        &n_gathered[u], ready, is_fwd ? "gather fwd" : "gather bwd");
+            gather_unit(b, u, on_demand ? hist[1] : hist[0], hist[1], unit_bufs, &n_gathered[u],
+                        ready, is_fwd ? "gather fwd" : "gather bwd");
             for (uint32_t r = 0; r < n; r++)
                 if (ready[r] != GRAPH_NO_OP)
                     b->wait_gather[r] = ready[r];
@@ -282,10 +282,10 @@ static void micro_batch(Builder *b, bool is_boundary)
                         graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, MEM_ACTIVATIONS,
                                     (double)b->act.output_layer, &head_buf[r]);
             } else if (keep_acts) {
-                double bytes = (double)(setup_is_checkpointed(b->setup, u)
-                                            ? b->act.checkpoint_per_layer
-                                            : b->act.layer_stored) +
-                               (u == L - 1 ? (double)b->act.output_layer : 0.0);
+                double bytes =
+                    (double)(setup_is_checkpointed(b->setup, u) ? b->act.checkpoint_per_layer
+                                                                : b->act.layer_stored) +
+                    (u == L - 1 ? (double)b->act.output_layer : 0.0);
                 for (uint32_t r = 0; r < n; r++)
                     graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, MEM_ACTIVATIONS, bytes,
                                 &act_buf[(size_t)u * n + r]);
@@ -313,8 +313,7 @@ static void micro_batch(Builder *b, bool is_boundary)
             double recompute = b->setup->recompute == RECOMPUTE_FULL && !is_checkpointed
                                    ? 0.0
                                    : b->cost.layer_recompute;
-            double amount = recompute + b->cost.layer_bwd +
-                            (u == L - 1 ? b->cost.head_bwd : 0.0);
+            double amount = recompute + b->cost.layer_bwd + (u == L - 1 ? b->cost.head_bwd : 0.0);
             compute_all(b, amount, label);
             for (uint32_t r = 0; r < n && keep_acts; r++) {
                 if (work)
@@ -379,8 +378,8 @@ static void boundary(Builder *b)
          * those of the step before, with the delayed parameter update) */
         offload_optimizer_step(b);
         for (uint32_t r = 0; r < n; r++)
-            b->wait_gather[r] = b->opts->delayed_param_update ? b->older_update[r]
-                                                              : b->pending_update[r];
+            b->wait_gather[r] =
+                b->opts->delayed_param_update ? b->older_update[r] : b->pending_update[r];
         compute_all(b, 0.0, graph_label(b->g, "parameters updated"));
     } else {
         compute_all(b, elems * b->cost.optimizer_per_param, graph_label(b->g, "optimizer step"));
@@ -389,8 +388,8 @@ static void boundary(Builder *b)
     }
     if ((b->z->stage == 1 || b->z->stage == 2) && n > 1) {
         collective_all(b, &b->world, COLL_ALL_GATHER, STREAM_GATHER,
-                       (double)b->params.total * b->mem.param_bytes, b->last_compute,
-                       MEM_BUFFERS, 0, graph_label(b->g, "gather params"));
+                       (double)b->params.total * b->mem.param_bytes, b->last_compute, MEM_BUFFERS,
+                       0, graph_label(b->g, "gather params"));
         for (uint32_t r = 0; r < n; r++)
             b->wait_gather[r] = b->ops[r];
     }
@@ -558,8 +557,10 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
     b.n_shard = (uint32_t)zero_shard_gpus(b.z, n_gpus);
     if (n_gpus % b.n_shard != 0 || (b.n_shard < n && n % b.n_shard != 0)) {
         graph_destroy(b.g);
-        err_set(err, "%s: zero_optimization.mics_shard_size: expected a divisor of the GPU count "
-                "%u, got %u", train->file, n_gpus, b.n_shard);
+        err_set(err,
+                "%s: zero_optimization.mics_shard_size: expected a divisor of the GPU count "
+                "%u, got %u",
+                train->file, n_gpus, b.n_shard);
         return NULL;
     }
     activations_bytes(model, setup, &b.act);
@@ -568,9 +569,10 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
     b.prefetch_fraction = prefetch_fraction(&b);
     labels(&b);
     make_groups(&b, p);
-    OpId **arrays[] = {&b.ops, &b.scratch, &b.wait_copy, &b.last_d2h, &b.pending_update, &b.older_update,
-                       &b.last_compute, &b.wait_gather, &b.wait_bucket, &b.last_reduce,
-                       &b.last_gather, &b.bucket_prev, &b.bucket_last};
+    OpId **arrays[] = {
+        &b.ops,          &b.scratch,      &b.wait_copy,   &b.last_d2h,    &b.pending_update,
+        &b.older_update, &b.last_compute, &b.wait_gather, &b.wait_bucket, &b.last_reduce,
+        &b.last_gather,  &b.bucket_prev,  &b.bucket_last};
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
         *arrays[k] = xmalloc(n * sizeof **arrays[k]);
         for (uint32_t r = 0; r < n; r++)
