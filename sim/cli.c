@@ -4,6 +4,9 @@
 #include "cli.h"
 
 #include "common/suggest.h"
+#include "inputs/ds_config.h"
+#include "inputs/model_config.h"
+#include "inputs/platform.h"
 #include "model/setup.h"
 
 #include <errno.h>
@@ -183,4 +186,37 @@ void cli_setup_defaults(const char *seq_len, const char *recompute, const char *
         strlist_addf(defaults, "--activation-checkpointing none");
     if (flash == NULL)
         strlist_addf(defaults, "--flash-attention on");
+}
+
+int cli_load_inputs(const char *model_arg, const char *config_arg, const char *platform_arg,
+                    uint64_t gpus, uint64_t nodes, ModelConfig *model, TrainConfig *train,
+                    Platform *platform, Err *err)
+{
+    if (model_config_load(model, model_arg, cli_data_dir(), err) ||
+        ds_config_load(train, config_arg, cli_data_dir(), err) ||
+        platform_load(platform, platform_arg, cli_data_dir(), err))
+        return EXIT_BAD_INPUT;
+    if (platform_resize(platform, gpus, nodes, err))
+        return EXIT_BAD_USAGE; /* the sizes asked for do not fit the platform */
+    cli_warn_not_modelled(model_arg, &model->not_modelled);
+    cli_warn_not_modelled(config_arg, &train->not_modelled);
+    cli_warn_precision(platform->name, platform->gpu.bf16_flops_per_s,
+                       train->precision == PRECISION_BF16);
+    return 0;
+}
+
+int cli_write_report(const char *path, void (*write)(FILE *out, const void *report),
+                     const void *report, Err *err)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        err_set(err, "%s: cannot write the JSON report: %s", path, strerror(errno));
+        return EXIT_BAD_INPUT;
+    }
+    write(f, report);
+    if (fclose(f) != 0) {
+        err_set(err, "%s: cannot write the JSON report: %s", path, strerror(errno));
+        return EXIT_BAD_INPUT;
+    }
+    return 0;
 }

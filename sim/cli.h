@@ -9,8 +9,11 @@
 #ifndef ZEROSIM_CLI_H
 #define ZEROSIM_CLI_H
 
+#include "common/err.h"
 #include "common/strlist.h"
 #include "model/estimate.h"
+
+#include <stdio.h>
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -52,6 +55,19 @@ int cli_require(const char *command, const CliOption *options, int first, int la
  * out. 0, or EXIT_BAD_USAGE with the message printed. */
 int cli_setup_options(const char *command, const char *seq_len, const char *recompute,
                       const char *flash, EstimateOptions *out);
+
+/* Loads the model, the DeepSpeed config and the platform named on the command line, resizes the
+ * platform and prints the warnings about them (keys not modelled, bf16 without bf16). Returns
+ * 0, EXIT_BAD_INPUT (a file) or EXIT_BAD_USAGE (sizes that do not fit the platform), with err
+ * set. The caller finalises model and train in every case. */
+int cli_load_inputs(const char *model_arg, const char *config_arg, const char *platform_arg,
+                    uint64_t gpus, uint64_t nodes, ModelConfig *model, TrainConfig *train,
+                    Platform *platform, Err *err);
+
+/* Writes a report to `path` with write(out, report); 0, or EXIT_BAD_INPUT with err set when
+ * the file cannot be written. */
+int cli_write_report(const char *path, void (*write)(FILE *out, const void *report),
+                     const void *report, Err *err);
 
 /* Records in `defaults` the run choices the command line left to zerosim. */
 void cli_setup_defaults(const char *seq_len, const char *recompute, const char *flash,

@@ -265,6 +265,8 @@ static int simulate(Candidate *c, const char *precision, const ModelConfig *mode
     return 0;
 }
 
+static void write_json(FILE *out, const void *advice) { advice_json(out, advice); }
+
 int cmd_advise(int argc, char **argv)
 {
     CliOption o[N_OPTS] = {
@@ -373,13 +375,8 @@ int cmd_advise(int argc, char **argv)
         advice_json(stdout, &advice);
     } else {
         advice_text(stdout, &advice);
-        if (json) {
-            FILE *f = fopen(json, "w");
-            if (f == NULL || (advice_json(f, &advice), fclose(f) != 0)) {
-                err_set(&err, "%s: cannot write JSON: %s", json, strerror(errno));
-                exit_code = EXIT_BAD_INPUT;
-            }
-        }
+        if (json)
+            exit_code = cli_write_report(json, write_json, &advice, &err);
     }
 done:
     if (err.is_set)

@@ -13,7 +13,6 @@
 #include "inputs/platform.h"
 #include "report/collective_report.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -86,6 +85,17 @@ static double simulate(uint32_t n, CollectiveKind op, double bytes, const Engine
     }
     graph_destroy(g);
     return time_s;
+}
+
+typedef struct Table {
+    const CollectiveRow *rows;
+    size_t n_rows;
+} Table;
+
+static void write_json(FILE *out, const void *table)
+{
+    const Table *t = table;
+    collective_report_json(out, t->rows, t->n_rows);
 }
 
 int cmd_collective(int argc, char **argv)
@@ -190,17 +200,10 @@ int cmd_collective(int argc, char **argv)
         return EXIT_OK;
     }
     collective_report_text(stdout, title, rows, n_rows);
-    if (json) {
-        FILE *f = fopen(json, "w");
-        if (f == NULL) {
-            fprintf(stderr, "zerosim: %s: cannot write JSON rows: %s\n", json, strerror(errno));
-            return EXIT_BAD_INPUT;
-        }
-        collective_report_json(f, rows, n_rows);
-        if (fclose(f) != 0) {
-            fprintf(stderr, "zerosim: %s: cannot write JSON rows: %s\n", json, strerror(errno));
-            return EXIT_BAD_INPUT;
-        }
+    Table table = {rows, n_rows};
+    if (json && cli_write_report(json, write_json, &table, &err)) {
+        fprintf(stderr, "zerosim: %s\n", err.msg);
+        return EXIT_BAD_INPUT;
     }
     return EXIT_OK;
 }

@@ -13,7 +13,6 @@
 #include "model/estimate.h"
 #include "report/estimate_report.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,21 +43,7 @@ enum {
     N_OPTS
 };
 
-/* Writes the JSON report to `path`; 0 or EXIT_BAD_INPUT with err set. */
-static int write_json_file(const char *path, const EstimateReport *report, Err *err)
-{
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        err_set(err, "%s: cannot write JSON report: %s", path, strerror(errno));
-        return EXIT_BAD_INPUT;
-    }
-    estimate_report_json(f, report);
-    if (fclose(f) != 0) {
-        err_set(err, "%s: cannot write JSON report: %s", path, strerror(errno));
-        return EXIT_BAD_INPUT;
-    }
-    return EXIT_OK;
-}
+static void write_json(FILE *out, const void *report) { estimate_report_json(out, report); }
 
 int cmd_estimate(int argc, char **argv)
 {
@@ -96,18 +81,11 @@ int cmd_estimate(int argc, char **argv)
     strlist_init(&setup_defaults);
     int exit_code = EXIT_BAD_INPUT;
     const char *json = o[OPT_JSON].value;
-    if (model_config_load(&model, o[OPT_MODEL].value, cli_data_dir(), &err) ||
-        ds_config_load(&train, o[OPT_CONFIG].value, cli_data_dir(), &err) ||
-        platform_load(&platform, o[OPT_PLATFORM].value, cli_data_dir(), &err))
+    exit_code = cli_load_inputs(o[OPT_MODEL].value, o[OPT_CONFIG].value, o[OPT_PLATFORM].value,
+                                gpus, nodes, &model, &train, &platform, &err);
+    if (exit_code)
         goto done;
-    if (platform_resize(&platform, gpus, nodes, &err)) {
-        exit_code = EXIT_BAD_USAGE; /* the sizes asked for do not fit the platform */
-        goto done;
-    }
-    cli_warn_not_modelled(o[OPT_MODEL].value, &model.not_modelled);
-    cli_warn_not_modelled(o[OPT_CONFIG].value, &train.not_modelled);
-    cli_warn_precision(platform.name, platform.gpu.bf16_flops_per_s,
-                       train.precision == PRECISION_BF16);
+    exit_code = EXIT_BAD_INPUT;
     cli_setup_defaults(seq, recompute, flash, model.max_seq, &setup_defaults);
 
     Estimate est;
@@ -120,7 +98,7 @@ int cmd_estimate(int argc, char **argv)
     } else {
         estimate_report_text(stdout, &report);
         if (json)
-            exit_code = write_json_file(json, &report, &err);
+            exit_code = cli_write_report(json, write_json, &report, &err);
     }
 done:
     if (err.is_set)

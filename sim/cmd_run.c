@@ -134,16 +134,7 @@ static int parse_ranks(const char *text, uint32_t n, bool *flags)
     return 0;
 }
 
-static int write_file(const char *path, const RunReport *report, Err *err)
-{
-    FILE *f = fopen(path, "w");
-    if (f == NULL)
-        return err_set(err, "%s: cannot write JSON report: %s", path, strerror(errno));
-    run_report_json(f, report);
-    if (fclose(f) != 0)
-        return err_set(err, "%s: cannot write JSON report: %s", path, strerror(errno));
-    return 0;
-}
+static void write_json(FILE *out, const void *report) { run_report_json(out, report); }
 
 int cmd_run(int argc, char **argv)
 {
@@ -230,14 +221,11 @@ int cmd_run(int argc, char **argv)
     bool *traced = NULL;
     EngineResult result = {0};
     int exit_code = EXIT_BAD_INPUT;
-    if (model_config_load(&model, o[OPT_MODEL].value, cli_data_dir(), &err) ||
-        ds_config_load(&train, o[OPT_CONFIG].value, cli_data_dir(), &err) ||
-        platform_load(&platform, o[OPT_PLATFORM].value, cli_data_dir(), &err))
+    exit_code = cli_load_inputs(o[OPT_MODEL].value, o[OPT_CONFIG].value, o[OPT_PLATFORM].value,
+                                gpus, nodes, &model, &train, &platform, &err);
+    if (exit_code)
         goto done;
-    if (platform_resize(&platform, gpus, nodes, &err)) {
-        exit_code = EXIT_BAD_USAGE;
-        goto done;
-    }
+    exit_code = EXIT_BAD_INPUT;
     if (o[OPT_CALIBRATION].value) {
         Calibration calibration;
         if (calibration_load(&calibration, o[OPT_CALIBRATION].value, &err))
@@ -259,10 +247,6 @@ int cmd_run(int argc, char **argv)
         goto done;
     }
     eng.traced = traced;
-    cli_warn_not_modelled(o[OPT_MODEL].value, &model.not_modelled);
-    cli_warn_not_modelled(o[OPT_CONFIG].value, &train.not_modelled);
-    cli_warn_precision(platform.name, platform.gpu.bf16_flops_per_s,
-                       train.precision == PRECISION_BF16);
     if (fsdp != FSDP_NONE && fsdp_apply(fsdp, prefetch == NULL || strcmp(prefetch, "on") == 0,
                                         platform.gpus_per_node, &train, &sched, &err))
         goto done;
@@ -305,7 +289,7 @@ int cmd_run(int argc, char **argv)
         run_report_json(stdout, &report);
     } else {
         run_report_text(stdout, &report);
-        if (json && write_file(json, &report, &err))
+        if (json && cli_write_report(json, write_json, &report, &err))
             goto done;
     }
     if (o[OPT_TRACE].value && trace_write(o[OPT_TRACE].value, graph, &result, traced, &err))
