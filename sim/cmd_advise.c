@@ -265,7 +265,10 @@ static int simulate(Candidate *c, const char *precision, const ModelConfig *mode
     return 0;
 }
 
-static void write_json(FILE *out, const void *advice) { advice_json(out, advice); }
+static void write_json(FILE *out, const void *advice)
+{
+    advice_json(out, advice);
+}
 
 int cmd_advise(int argc, char **argv)
 {

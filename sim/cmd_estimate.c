@@ -43,7 +43,10 @@ enum {
     N_OPTS
 };
 
-static void write_json(FILE *out, const void *report) { estimate_report_json(out, report); }
+static void write_json(FILE *out, const void *report)
+{
+    estimate_report_json(out, report);
+}
 
 int cmd_estimate(int argc, char **argv)
 {

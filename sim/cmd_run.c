@@ -134,7 +134,10 @@ static int parse_ranks(const char *text, uint32_t n, bool *flags)
     return 0;
 }
 
-static void write_json(FILE *out, const void *report) { run_report_json(out, report); }
+static void write_json(FILE *out, const void *report)
+{
+    run_report_json(out, report);
+}
 
 int cmd_run(int argc, char **argv)
 {
