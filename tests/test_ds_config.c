@@ -61,8 +61,7 @@ static void test_stage3_defaults_recorded(void **state)
 {
     (void)state;
     TrainConfig c;
-    parse_ok("{\"train_micro_batch_size_per_gpu\": 1, \"zero_optimization\": {\"stage\": 3}}",
-             &c);
+    parse_ok("{\"train_micro_batch_size_per_gpu\": 1, \"zero_optimization\": {\"stage\": 3}}", &c);
     assert_string_equal(c.file, "ds.json");
     assert_int_equal(c.zero.stage, 3);
     assert_true(c.zero.overlap_comm);
@@ -115,8 +114,8 @@ static void test_stage2_defaults(void **state)
     assert_int_equal(c.zero.stage, 2);
     assert_false(c.zero.overlap_comm);
     assert_has(&c.defaults_used, "zero_optimization.overlap_comm = false");
-    assert_false(has_item(&c.defaults_used,
-                          "zero_optimization.stage3_prefetch_bucket_size = 50000000"));
+    assert_false(
+        has_item(&c.defaults_used, "zero_optimization.stage3_prefetch_bucket_size = 50000000"));
     ds_config_fini(&c);
 }
 
@@ -187,14 +186,16 @@ static void test_optimizer_names(void **state)
         const char *type, *name;
         int n_states;
     } cases[] = {
-        {"Adam", "adam", 2},   {"AdamW", "adamw", 2}, {"OneBitAdam", "onebitadam", 2},
-        {"Lion", "lion", 1},   {"Adagrad", "adagrad", 1}, {"Fused_Adam", "fusedadam", 2},
+        {"Adam", "adam", 2}, {"AdamW", "adamw", 2},     {"OneBitAdam", "onebitadam", 2},
+        {"Lion", "lion", 1}, {"Adagrad", "adagrad", 1}, {"Fused_Adam", "fusedadam", 2},
         {"LAMB", "lamb", 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[256];
-        snprintf(text, sizeof text, "{\"train_batch_size\": 8, \"optimizer\": {\"type\": "
-                 "\"%s\", \"params\": {\"lr\": 1e-4}}}", cases[i].type);
+        snprintf(text, sizeof text,
+                 "{\"train_batch_size\": 8, \"optimizer\": {\"type\": "
+                 "\"%s\", \"params\": {\"lr\": 1e-4}}}",
+                 cases[i].type);
         TrainConfig c;
         parse_ok(text, &c);
         assert_string_equal(c.optimizer, cases[i].name);
@@ -249,8 +250,8 @@ static void test_alias_accepted(void **state)
     assert_int_equal(c.zero.max_live_parameters, 2000);
     assert_int_equal(c.zero.max_reuse_distance, 3000);
     assert_int_equal(c.zero.param_persistence_threshold, 4000);
-    assert_false(has_item(&c.defaults_used,
-                          "zero_optimization.stage3_prefetch_bucket_size = 50000000"));
+    assert_false(
+        has_item(&c.defaults_used, "zero_optimization.stage3_prefetch_bucket_size = 50000000"));
     ds_config_fini(&c);
 
     parse_ok("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3, "
@@ -369,6 +370,52 @@ static void test_fp16_and_bf16(void **state)
     ds_config_fini(&c);
 }
 
+/* DeepSpeed's deprecated spellings are read as DeepSpeed reads them, not ignored. */
+static void test_deprecated_spellings(void **state)
+{
+    (void)state;
+    TrainConfig c;
+    parse_ok("{\"train_batch_size\": 8, \"bfloat16\": {\"enabled\": true}, "
+             "\"zero_optimization\": {\"stage\": 2, \"cpu_offload\": true}}",
+             &c);
+    assert_int_equal(c.precision, PRECISION_BF16);
+    assert_int_equal(c.zero.offload_optimizer.device, OFFLOAD_CPU);
+    assert_int_equal(c.zero.offload_optimizer.buffer_count, 4);
+    assert_int_equal(c.zero.offload_param.device, OFFLOAD_NONE);
+    assert_has(&c.defaults_used, "zero_optimization.offload_optimizer.device = cpu (from the "
+                                 "deprecated cpu_offload = true)");
+    assert_int_equal(c.not_modelled.n_items, 0);
+    ds_config_fini(&c);
+
+    parse_ok("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3, "
+             "\"cpu_offload_param\": true, \"cpu_offload\": false}}",
+             &c);
+    assert_int_equal(c.zero.offload_param.device, OFFLOAD_CPU);
+    assert_int_equal(c.zero.offload_param.buffer_count, 5);
+    assert_int_equal(c.zero.offload_optimizer.device, OFFLOAD_NONE);
+    ds_config_fini(&c);
+
+    /* "bf16" wins over "bfloat16", and the loser is named in a warning. */
+    parse_ok("{\"train_batch_size\": 8, \"bf16\": {\"enabled\": false}, "
+             "\"bfloat16\": {\"enabled\": true}}",
+             &c);
+    assert_int_equal(c.precision, PRECISION_FP32);
+    assert_has(&c.not_modelled, "bfloat16 (\"bf16\" is given and wins)");
+    ds_config_fini(&c);
+
+    assert_parse_fails("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3, "
+                       "\"cpu_offload\": true, \"offload_optimizer\": {\"device\": \"cpu\"}}}",
+                       "ds.json: zero_optimization.cpu_offload: expected either the deprecated "
+                       "\"cpu_offload\" or \"offload_optimizer\", got both");
+    assert_parse_fails("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 2, "
+                       "\"cpu_offload_param\": true}}",
+                       "ds.json: zero_optimization.offload_param.device: expected \"none\" "
+                       "unless zero_optimization.stage is 3 (parameter offload needs ZeRO-3), "
+                       "got \"cpu\" with stage 2");
+    assert_parse_fails("{\"train_batch_size\": 8, \"bfloat16\": {\"enabled\": 1}}",
+                       "ds.json: bfloat16.enabled: expected true or false, got 1");
+}
+
 static void test_stage_out_of_range(void **state)
 {
     (void)state;
@@ -427,7 +474,8 @@ static void test_batch_resolution(void **state)
     static const BatchCase cases[] = {
         /* all three, consistent */
         {"{\"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": 4, "
-         "\"gradient_accumulation_steps\": 2}", 8, 64, 4, 2, NULL},
+         "\"gradient_accumulation_steps\": 2}",
+         8, 64, 4, 2, NULL},
         /* batch and micro: accumulation derived */
         {"{\"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": 4}", 8, 64, 4, 2,
          "gradient_accumulation_steps = 2 (derived)"},
@@ -435,14 +483,12 @@ static void test_batch_resolution(void **state)
         {"{\"train_batch_size\": 64, \"gradient_accumulation_steps\": 2}", 8, 64, 4, 2,
          "train_micro_batch_size_per_gpu = 4 (derived)"},
         /* micro and accumulation: batch derived */
-        {"{\"train_micro_batch_size_per_gpu\": 4, \"gradient_accumulation_steps\": 3}", 8, 96, 4,
-         3, "train_batch_size = 96 (derived)"},
+        {"{\"train_micro_batch_size_per_gpu\": 4, \"gradient_accumulation_steps\": 3}", 8, 96, 4, 3,
+         "train_batch_size = 96 (derived)"},
         /* micro alone: accumulation 1 */
-        {"{\"train_micro_batch_size_per_gpu\": 4}", 8, 32, 4, 1,
-         "gradient_accumulation_steps = 1"},
+        {"{\"train_micro_batch_size_per_gpu\": 4}", 8, 32, 4, 1, "gradient_accumulation_steps = 1"},
         /* batch alone: accumulation 1, micro derived */
-        {"{\"train_batch_size\": 64}", 8, 64, 8, 1,
-         "train_micro_batch_size_per_gpu = 8 (derived)"},
+        {"{\"train_batch_size\": 64}", 8, 64, 8, 1, "train_micro_batch_size_per_gpu = 8 (derived)"},
         /* one GPU */
         {"{\"train_batch_size\": 6}", 1, 6, 6, 1, "gradient_accumulation_steps = 1"},
     };
@@ -602,6 +648,7 @@ int main(void)
         cmocka_unit_test(test_offload_param_needs_stage3),
         cmocka_unit_test(test_nvme_optimizer_needs_stage3),
         cmocka_unit_test(test_fp16_and_bf16),
+        cmocka_unit_test(test_deprecated_spellings),
         cmocka_unit_test(test_stage_out_of_range),
         cmocka_unit_test(test_wrong_types),
         cmocka_unit_test(test_batch_missing),

@@ -27,6 +27,7 @@ static const char *const top_keys[] = {
     "gradient_accumulation_steps",
     "fp16",
     "bf16",
+    "bfloat16", /* DeepSpeed's older spelling of "bf16", read when "bf16" is absent */
     "optimizer",
     "zero_optimization",
     "activation_checkpointing",
@@ -54,6 +55,8 @@ static const char *const zero_keys[] = {
     "param_persistence_threshold",
     "use_multi_rank_bucket_allreduce",
     "mics_shard_size",
+    "cpu_offload",       /* deprecated: true means offload_optimizer {"device": "cpu"} */
+    "cpu_offload_param", /* deprecated: true means offload_param {"device": "cpu"} */
     NULL,
 };
 static const char *const offload_optimizer_keys[] = {
@@ -198,11 +201,55 @@ static int read_optimizer(Reader *r, const cJSON *root)
                    r->file, type);
 }
 
+/* DeepSpeed's deprecated switch for an offload section ("cpu_offload" for
+ * offload_optimizer, "cpu_offload_param" for offload_param): true stands for the section
+ * {"device": "cpu"} with its defaults, false for no section; giving both the switch and the
+ * section is an error, as in DeepSpeed. Sets *section to a new object (to free) or NULL. */
+static int read_legacy_offload(Reader *r, const cJSON *zero, const char *key,
+                               const char *legacy_key, cJSON **section)
+{
+    *section = NULL;
+    JsonAt at = {r->file, "zero_optimization"};
+    bool is_on = false;
+    int rc = jsonfile_get_bool(zero, legacy_key, at, &is_on, r->err);
+    if (rc <= 0)
+        return rc;
+    const cJSON *sec = cJSON_GetObjectItemCaseSensitive(zero, key);
+    if (sec != NULL && !cJSON_IsNull(sec))
+        return err_set(r->err,
+                       "%s: zero_optimization.%s: expected either the deprecated \"%s\" or "
+                       "\"%s\", got both",
+                       r->file, legacy_key, legacy_key, key);
+    if (!is_on)
+        return 0;
+    *section = cJSON_CreateObject();
+    if (*section == NULL || cJSON_AddStringToObject(*section, "device", "cpu") == NULL)
+        return err_set(r->err, "%s: out of memory", r->file);
+    strlist_addf(&r->cfg->defaults_used,
+                 "zero_optimization.%s.device = cpu (from the deprecated %s = true)", key,
+                 legacy_key);
+    return 0;
+}
+
 static int read_offload(Reader *r, const cJSON *zero, const char *key, bool is_param,
                         OffloadConfig *out)
 {
     out->device = OFFLOAD_NONE;
     out->ratio = 1.0;
+    cJSON *legacy = NULL;
+    if (read_legacy_offload(r, zero, key, is_param ? "cpu_offload_param" : "cpu_offload", &legacy))
+        return -1;
+    if (legacy != NULL) {
+        cJSON *wrapper = cJSON_CreateObject();
+        if (wrapper == NULL) {
+            cJSON_Delete(legacy);
+            return err_set(r->err, "%s: out of memory", r->file);
+        }
+        cJSON_AddItemToObject(wrapper, key, legacy);
+        int rc = read_offload(r, wrapper, key, is_param, out);
+        cJSON_Delete(wrapper);
+        return rc;
+    }
     const cJSON *sec = cJSON_GetObjectItemCaseSensitive(zero, key);
     char path[64];
     snprintf(path, sizeof path, "zero_optimization.%s", key);
@@ -368,13 +415,18 @@ int ds_config_parse(TrainConfig *out, const char *file, const char *text, size_t
     Reader r = {out, file, err};
     JsonAt at = {file, ""};
     bool fp16 = false, bf16 = false;
-    int rc = jsonfile_expect_object(root, at, err) ||
-             jsonfile_check_keys(root, at, top_keys, vocab_ds_top_not_modelled, &out->not_modelled,
-                                 err) ||
-             read_batch(&r, root) ||
-             read_enabled(&r, root, "fp16", vocab_ds_fp16_not_modelled, &fp16) ||
-             read_enabled(&r, root, "bf16", vocab_ds_bf16_not_modelled, &bf16) ||
-             read_optimizer(&r, root) || read_zero(&r, root) || read_act_ckpt(&r, root);
+    int rc =
+        jsonfile_expect_object(root, at, err) ||
+        jsonfile_check_keys(root, at, top_keys, vocab_ds_top_not_modelled, &out->not_modelled,
+                            err) ||
+        read_batch(&r, root) || read_enabled(&r, root, "fp16", vocab_ds_fp16_not_modelled, &fp16) ||
+        read_enabled(&r, root, cJSON_GetObjectItemCaseSensitive(root, "bf16") ? "bf16" : "bfloat16",
+                     vocab_ds_bf16_not_modelled, &bf16) ||
+        read_optimizer(&r, root) || read_zero(&r, root) || read_act_ckpt(&r, root);
+    /* DeepSpeed reads "bfloat16" only when "bf16" is absent. */
+    if (rc == 0 && cJSON_GetObjectItemCaseSensitive(root, "bf16") &&
+        cJSON_GetObjectItemCaseSensitive(root, "bfloat16"))
+        strlist_addf(&out->not_modelled, "bfloat16 (\"bf16\" is given and wins)");
     cJSON_Delete(root);
     if (rc)
         return -1;

@@ -45,7 +45,6 @@ const char *const vocab_ds_top_not_modelled[] = {
     "disable_allgather",
     "data_types",
     /* precision variants other than fp16/bf16 */
-    "bfloat16", /* legacy spelling of "bf16", still read when "bf16" is absent */
     "amp",
     "torch_autocast",
     /* optimizer / scheduler plumbing */
@@ -138,8 +137,6 @@ const char *const vocab_ds_zero_not_modelled[] = {
     "ignore_unused_parameters",
     "legacy_stage1",
     /* deprecated pre-offload_* switches */
-    "cpu_offload",                /* -> offload_optimizer {device: cpu} */
-    "cpu_offload_param",          /* -> offload_param {device: cpu} */
     "cpu_offload_use_pin_memory", /* -> offload_*.pin_memory */
     /* stage 3: field name and its stage3_* alias */
     "model_persistence_threshold",
