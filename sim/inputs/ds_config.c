@@ -223,8 +223,11 @@ static int read_legacy_offload(Reader *r, const cJSON *zero, const char *key,
     if (!is_on)
         return 0;
     *section = cJSON_CreateObject();
-    if (*section == NULL || cJSON_AddStringToObject(*section, "device", "cpu") == NULL)
+    if (*section == NULL || cJSON_AddStringToObject(*section, "device", "cpu") == NULL) {
+        cJSON_Delete(*section);
+        *section = NULL;
         return err_set(r->err, "%s: out of memory", r->file);
+    }
     strlist_addf(&r->cfg->defaults_used,
                  "zero_optimization.%s.device = cpu (from the deprecated %s = true)", key,
                  legacy_key);
