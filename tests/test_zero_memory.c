@@ -293,21 +293,49 @@ static void test_zero_memory_offload_optimizer_nvme(void **state)
     assert_int_equal(m.cpu_buffers, 4ull * 1000000000ull * 4);
 }
 
-/* Partial optimizer offload (ratio 0.25): a quarter of the partition leaves the GPU. */
+/* Partial optimizer offload (DeepSpeed's stage3.py): whole sub-groups stay on the GPU, the
+ * first int((1 - ratio) x n_sub) of them; stages 1-2 ignore the ratio. */
 static void test_zero_memory_offload_optimizer_ratio_splits_partition(void **state)
 {
     (void)state;
-    const uint64_t psi = 4000000000ull, n = 4, part = psi / n;
-    TrainConfig cfg = train(2, PRECISION_BF16);
-    cfg.zero.offload_optimizer.device = OFFLOAD_CPU;
-    cfg.zero.offload_optimizer.ratio = 0.25;
+    const uint64_t psi = 4000000000ull, n = 4, part = psi / n, sub = part / 4;
     ModelParams p = params_of(psi);
     ZeroMemory m;
+    /* 4 sub-groups, ratio 0.25: int(0.75 x 4) = 3 stay, a quarter of the partition leaves */
+    TrainConfig cfg = train(3, PRECISION_BF16);
+    cfg.zero.sub_group_size = sub;
+    cfg.zero.offload_optimizer.device = OFFLOAD_CPU;
+    cfg.zero.offload_optimizer.ratio = 0.25;
     zero_memory(&cfg, &p, 1, n, &m);
+    assert_int_equal(m.offloaded_elems, part / 4);
     assert_int_equal(m.cpu_optimizer, 12 * (part / 4));
     assert_int_equal(m.gpu_optimizer, 12 * (part - part / 4));
     assert_int_equal(m.cpu_grads, 4 * (part / 4));
     assert_int_equal(m.gpu_grads, 2 * (part - part / 4));
+    /* ratio 0.3: int(0.7 x 4) = 2 stay, half leaves */
+    cfg.zero.offload_optimizer.ratio = 0.3;
+    zero_memory(&cfg, &p, 1, n, &m);
+    assert_int_equal(m.offloaded_elems, part / 2);
+    /* ratio 0: every sub-group stays on the GPU */
+    cfg.zero.offload_optimizer.ratio = 0.0;
+    zero_memory(&cfg, &p, 1, n, &m);
+    assert_int_equal(m.offloaded_elems, 0);
+    assert_int_equal(m.cpu_optimizer, 0);
+    assert_int_equal(m.gpu_optimizer, 12 * part);
+    /* one sub-group (sub_group_size >= partition): int(0.5 x 1) = 0 stay, all of it leaves */
+    cfg.zero.sub_group_size = 1000000000ull;
+    cfg.zero.offload_optimizer.ratio = 0.5;
+    zero_memory(&cfg, &p, 1, n, &m);
+    assert_int_equal(m.offloaded_elems, part);
+    /* stage 2: the ratio does not apply */
+    cfg = train(2, PRECISION_BF16);
+    cfg.zero.sub_group_size = sub;
+    cfg.zero.offload_optimizer.device = OFFLOAD_CPU;
+    cfg.zero.offload_optimizer.ratio = 0.25;
+    zero_memory(&cfg, &p, 1, n, &m);
+    assert_int_equal(m.offloaded_elems, part);
+    assert_int_equal(m.cpu_optimizer, 12 * part);
+    assert_int_equal(m.gpu_optimizer, 0);
 }
 
 /* ZeRO-3 parameter offload: the 2 ceil(Psi/N) parameter partition leaves the GPU, to host

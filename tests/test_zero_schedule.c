@@ -48,10 +48,14 @@ static int setup_run(Probe *probe, const char *config_text, uint64_t gpus, Model
         probe_fail(probe, &err);
         return -1;
     }
-    *setup = (RunSetup){.seq_len = 512, .micro_batch = batch.micro_batch,
-                        .grad_accum = batch.grad_accum, .global_batch = batch.global_batch,
-                        .n_gpus = gpus, .recompute = RECOMPUTE_NONE,
-                        .is_flash_attention = true, .act_bytes = 2};
+    *setup = (RunSetup){.seq_len = 512,
+                        .micro_batch = batch.micro_batch,
+                        .grad_accum = batch.grad_accum,
+                        .global_batch = batch.global_batch,
+                        .n_gpus = gpus,
+                        .recompute = RECOMPUTE_NONE,
+                        .is_flash_attention = true,
+                        .act_bytes = 2};
     return 0;
 }
 
@@ -80,8 +84,7 @@ static void simulate(Probe *probe, const char *config_text, uint64_t gpus, bool 
     const MemAccount *a = memory_account(r.memory, 0, MEM_GPU);
     ModelParams params;
     params_count(&model, &params);
-    probe_record(probe, a->at_peak[MEM_PARAMS] + a->at_peak[MEM_GRADS] +
-                            a->at_peak[MEM_OPTIMIZER]);
+    probe_record(probe, a->at_peak[MEM_PARAMS] + a->at_peak[MEM_GRADS] + a->at_peak[MEM_OPTIMIZER]);
     for (int c = 0; c < COLL_N_KINDS; c++)
         probe_record(probe, r.coll_bytes[0][c]);
     probe_record(probe, r.makespan_s);
@@ -234,8 +237,13 @@ static void test_zero_schedule_activation_peak_matches_model(void **state)
     Err err = {0};
     assert_int_equal(model_config_parse(&model, "tiny.json", model_text, strlen(model_text), &err),
                      0);
-    RunSetup setup = {.seq_len = 512, .micro_batch = 2, .grad_accum = 1, .global_batch = 2,
-                      .n_gpus = 1, .recompute = RECOMPUTE_NONE, .is_flash_attention = true,
+    RunSetup setup = {.seq_len = 512,
+                      .micro_batch = 2,
+                      .grad_accum = 1,
+                      .global_batch = 2,
+                      .n_gpus = 1,
+                      .recompute = RECOMPUTE_NONE,
+                      .is_flash_attention = true,
                       .act_bytes = 2};
     ActivationBytes act;
     activations_bytes(&model, &setup, &act);
@@ -277,16 +285,20 @@ static void offload_run(Probe *probe, const char *platform, uint64_t gpus, const
     Err err = {0};
     if (model_config_parse(&model, "m.json", text, strlen(text), &err) ||
         ds_config_parse(&train, "ds.json", config_text, strlen(config_text), &err) ||
-        platform_load(&p, platform, ZEROSIM_SOURCE_DIR, &err) ||
-        platform_resize(&p, gpus, 0, &err))
+        platform_load(&p, platform, ZEROSIM_SOURCE_DIR, &err) || platform_resize(&p, gpus, 0, &err))
         return probe_fail(probe, &err);
     BatchPlan batch;
     if (ds_config_resolve_batch(&train, gpus, &batch, &err))
         return probe_fail(probe, &err);
-    RunSetup setup = {.seq_len = 512, .micro_batch = batch.micro_batch,
-                      .grad_accum = batch.grad_accum, .global_batch = batch.global_batch,
-                      .n_gpus = gpus, .recompute = RECOMPUTE_FULL, .checkpoint_every = 1,
-                      .is_flash_attention = true, .act_bytes = 2};
+    RunSetup setup = {.seq_len = 512,
+                      .micro_batch = batch.micro_batch,
+                      .grad_accum = batch.grad_accum,
+                      .global_batch = batch.global_batch,
+                      .n_gpus = gpus,
+                      .recompute = RECOMPUTE_FULL,
+                      .checkpoint_every = 1,
+                      .is_flash_attention = true,
+                      .act_bytes = 2};
     if (init && engine_init(&p, train.precision, &err))
         return probe_fail(probe, &err);
     ScheduleOptions opts = {.variant = SCHEDULE_DEEPSPEED, .n_steps = 1, .has_activations = true};
@@ -341,6 +353,33 @@ static void test_zero_schedule_offload_moves_2psi_each_way(void **state)
     assert_true(pr.v[O_OOM] == 0);
 }
 
+static void scenario_partial_offload(Probe *probe)
+{
+    offload_run(probe, "dgx-a100-80g", 1, one_layer_text,
+                "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+                " \"zero_optimization\": {\"stage\": 3, \"sub_group_size\": 2e7,"
+                " \"offload_optimizer\": {\"device\": \"cpu\", \"ratio\": 0.25}}}",
+                true);
+}
+
+/* ZeRO-3's partial offload (ratio 0.25 of 4 sub-groups of 2e7 elements; Psi is 71M): the
+ * first int(0.75 x 4) = 3 sub-groups are stepped on the GPU, so only the rest crosses PCIe
+ * (2 bytes down as gradients and 2 up as parameters per element) and lives on the host. */
+static void test_zero_schedule_partial_offload_moves_only_the_offloaded_part(void **state)
+{
+    (void)state;
+    Probe pr = run_isolated(scenario_partial_offload);
+    assert_int_equal(pr.n, O_N);
+    const double psi = pr.v[O_PSI];
+    assert_true(psi > 6e7 && psi <= 8e7);
+    const double offloaded = psi - 3 * 2e7;
+    assert_close(pr.v[O_D2H], 2.0 * offloaded, 1e-9);
+    assert_close(pr.v[O_H2D], 2.0 * offloaded, 1e-9);
+    assert_close(pr.v[O_PCIE], 4.0 * offloaded, 1e-9);
+    assert_close(pr.v[O_CPU_PEAK], 16.0 * offloaded, 1e-9);
+    assert_true(pr.v[O_OOM] == 0);
+}
+
 static void scenario_infinity_nvme(Probe *probe)
 {
     offload_run(probe, "dgx-a100-80g", 8, one_layer_text,
@@ -376,10 +415,9 @@ static void scenario_1t_on_dgx2(Probe *probe)
         " \"zero_optimization\": {\"stage\": 3, \"stage3_max_live_parameters\": 1e9,"
         " \"offload_optimizer\": {\"device\": \"nvme\", \"pipeline_read\": true,"
         " \"pipeline_write\": true}, \"offload_param\": {\"device\": \"nvme\"}}}";
-    const char *zero3 =
-        "{\"train_micro_batch_size_per_gpu\": 1, \"fp16\": {\"enabled\": true},"
-        " \"activation_checkpointing\": {\"cpu_checkpointing\": true},"
-        " \"zero_optimization\": {\"stage\": 3}}";
+    const char *zero3 = "{\"train_micro_batch_size_per_gpu\": 1, \"fp16\": {\"enabled\": true},"
+                        " \"activation_checkpointing\": {\"cpu_checkpointing\": true},"
+                        " \"zero_optimization\": {\"stage\": 3}}";
     offload_run(probe, "dgx2-v100", 16, gpt_1t_text, infinity, true);
     offload_run(probe, "dgx2-v100", 16, gpt_1t_text, zero3, false);
 }
@@ -418,7 +456,9 @@ static void scenario_symmetric(Probe *probe)
         simulated.n_nodes = symmetric_ranks / simulated.gpus_per_node;
     if (engine_init(&simulated, PRECISION_BF16, &err))
         return probe_fail(probe, &err);
-    ScheduleOptions opts = {.variant = SCHEDULE_DEEPSPEED, .n_steps = 2, .has_activations = true,
+    ScheduleOptions opts = {.variant = SCHEDULE_DEEPSPEED,
+                            .n_steps = 2,
+                            .has_activations = true,
                             .n_simulated_ranks = symmetric_ranks};
     Graph *g = zero_schedule_build(&model, &train, &p, &setup, &opts, &err);
     EngineOptions eo = {.algo = COLL_ALGO_RING};
@@ -450,8 +490,8 @@ static void test_zero_schedule_symmetric_mode_agrees_with_full(void **state)
     assert_int_equal(full.n, 4);
     assert_int_equal(sym.n, 4);
     assert_true(full.v[3] == 48 && sym.v[3] == 16);
-    assert_close(sym.v[0], full.v[0], 1e-6); /* step time */
-    assert_close(sym.v[1], full.v[1], 1e-9); /* bytes sent */
+    assert_close(sym.v[0], full.v[0], 1e-6);  /* step time */
+    assert_close(sym.v[1], full.v[1], 1e-9);  /* bytes sent */
     assert_close(sym.v[2], full.v[2], 1e-12); /* memory peak */
 }
 
@@ -463,6 +503,7 @@ int main(void)
         cmocka_unit_test(test_zero_schedule_follows_deepspeed),
         cmocka_unit_test(test_zero_schedule_activation_peak_matches_model),
         cmocka_unit_test(test_zero_schedule_offload_moves_2psi_each_way),
+        cmocka_unit_test(test_zero_schedule_partial_offload_moves_only_the_offloaded_part),
         cmocka_unit_test(test_zero_schedule_infinity_reads_and_writes_states_once),
         cmocka_unit_test(test_zero_schedule_1t_fits_one_dgx2_only_with_infinity),
         cmocka_unit_test(test_zero_schedule_symmetric_mode_agrees_with_full),

@@ -361,6 +361,12 @@ static int read_zero(Reader *r, const cJSON *root)
                        "\"none\" with stage 0 (optimizer offload needs ZeRO stage 1, 2 or 3), "
                        "got \"%s\"",
                        r->file, ds_config_offload_name(z->offload_optimizer.device));
+    if (z->offload_optimizer.device != OFFLOAD_NONE && z->offload_optimizer.ratio < 1.0 &&
+        z->stage != 3)
+        strlist_addf(&r->cfg->not_modelled,
+                     "zero_optimization.offload_optimizer.ratio (partial offload is ZeRO-3 "
+                     "only; DeepSpeed ignores it at stage %d)",
+                     z->stage);
     if (z->offload_optimizer.device == OFFLOAD_NVME && z->stage != 3)
         return err_set(r->err,
                        "%s: zero_optimization.offload_optimizer.device: expected "

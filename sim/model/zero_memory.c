@@ -50,6 +50,18 @@ uint64_t zero_shard_gpus(const ZeroConfig *z, uint64_t n_gpus)
     return z->stage == 3 && z->shard_size > 0 && z->shard_size < n_gpus ? z->shard_size : n_gpus;
 }
 
+uint64_t zero_offloaded_elems(const ZeroConfig *z, uint64_t part)
+{
+    if (z->offload_optimizer.device == OFFLOAD_NONE)
+        return 0;
+    if (z->stage != 3 || z->offload_optimizer.ratio >= 1.0 || part == 0)
+        return part;
+    const uint64_t sub = min_u64(z->sub_group_size, part);
+    const uint64_t n_sub = (part + sub - 1) / sub;
+    const uint64_t on_gpu = (uint64_t)((1.0 - z->offload_optimizer.ratio) * (double)n_sub);
+    return on_gpu >= n_sub ? 0 : part - on_gpu * sub;
+}
+
 void zero_memory(const TrainConfig *cfg, const ModelParams *params, uint64_t n_layers,
                  uint64_t n_gpus, ZeroMemory *out)
 {
@@ -75,9 +87,10 @@ void zero_memory(const TrainConfig *cfg, const ModelParams *params, uint64_t n_l
 
     const OffloadConfig *oo = &z->offload_optimizer;
     if (oo->device != OFFLOAD_NONE) {
-        /* ratio < 1 (partial offload) keeps the rest of the optimizer on the GPU. */
-        uint64_t offloaded = (uint64_t)((double)part * oo->ratio + 0.5);
+        /* ZeRO-3's partial offload keeps whole sub-groups of the optimizer on the GPU. */
+        uint64_t offloaded = zero_offloaded_elems(z, part);
         uint64_t kept = part - offloaded;
+        out->offloaded_elems = offloaded;
         out->gpu_optimizer = k * kept;
         /* The fp32 gradient partition lives beside the optimizer on the host; the GPU keeps
          * only the reduction buckets (stage 2/3; stage 1 keeps its full 16-bit gradients). */

@@ -24,6 +24,7 @@
 typedef struct ZeroMemory {
     uint64_t partition_elems;  /* ceil(Psi / N) */
     uint64_t persistent_elems; /* ZeRO-3 resident parameters */
+    uint64_t offloaded_elems;  /* of the partition, stepped on the host (0 without offload) */
     unsigned param_bytes;      /* per element: 2 mixed precision, 4 fp32 */
     unsigned grad_bytes;
     unsigned optimizer_bytes; /* fp32 master (mixed precision only) + 4 x states */
@@ -47,6 +48,12 @@ typedef struct ZeroMemory {
  * gathered unit of ZeRO-3 (one transformer layer). */
 void zero_memory(const TrainConfig *cfg, const ModelParams *params, uint64_t n_layers,
                  uint64_t n_gpus, ZeroMemory *out);
+
+/* Elements of a `part`-element partition whose optimizer lives off the GPU. ZeRO-3's partial
+ * offload (offload_optimizer.ratio, DeepSpeed's stage3.py) works on whole sub-groups of
+ * sub_group_size elements: the first int((1 - ratio) x n_sub) stay on the GPU, the rest go
+ * to the host. Stages 1-2 ignore the ratio, as DeepSpeed does. */
+uint64_t zero_offloaded_elems(const ZeroConfig *z, uint64_t part);
 
 /* GPUs a stage-3 parameter is sharded over: zero_optimization.mics_shard_size (FSDP's
  * HYBRID_SHARD shards inside a node) when set and smaller than n_gpus, else all of them. */

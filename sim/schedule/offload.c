@@ -25,8 +25,9 @@ bool offload_has_optimizer(const Builder *b)
 
 void offload_gradients(Builder *b, double bucket_elems, const OpId *after)
 {
-    /* A rank owns partition/Psi of every bucket on average (its slice of each reduce). */
-    const double share = bucket_elems * (double)b->mem.partition_elems / (double)b->params.total;
+    /* A rank owns partition/Psi of every bucket on average (its slice of each reduce); the
+     * offloaded part of that slice goes to the host. */
+    const double share = bucket_elems * (double)b->mem.offloaded_elems / (double)b->params.total;
     const double bytes = share * b->mem.grad_bytes;
     const uint32_t label = graph_label(b->g, "gradients to host");
     const bool to_nvme = b->z->offload_optimizer.device == OFFLOAD_NVME;
@@ -66,11 +67,11 @@ static double sub_group_elems(uint32_t j, uint32_t n, double sub, double part)
     return j + 1 < n ? sub : part - sub * (n - 1);
 }
 
-/* The host optimizer over one rank's partition; returns its last op. */
+/* The host optimizer over the offloaded part of one rank's partition; returns its last op. */
 static OpId host_step(Builder *b, uint32_t r, uint32_t adam_label)
 {
     const OffloadConfig *oo = &b->z->offload_optimizer;
-    const double part = (double)b->mem.partition_elems;
+    const double part = (double)b->mem.offloaded_elems;
     if (oo->device == OFFLOAD_CPU) {
         OpId step = graph_compute(b->g, r, STREAM_CPU, DEVICE_CPU, part, adam_label);
         builder_depend(b, b->last_d2h[r], step);
@@ -115,7 +116,7 @@ void offload_optimizer_step(Builder *b)
     const uint32_t adam_label = graph_label(b->g, "cpu optimizer step");
     const uint32_t h2d_label = graph_label(b->g, "params to gpu");
     const uint32_t write_label = graph_label(b->g, "params to nvme");
-    const double param_bytes = (double)b->mem.partition_elems * b->mem.param_bytes;
+    const double param_bytes = (double)b->mem.offloaded_elems * b->mem.param_bytes;
     for (uint32_t r = 0; r < b->n_ranks; r++) {
         OpId done = host_step(b, r, adam_label);
         switch (b->z->offload_param.device) {

@@ -380,7 +380,12 @@ static void boundary(Builder *b)
         for (uint32_t r = 0; r < n; r++)
             b->wait_gather[r] =
                 b->opts->delayed_param_update ? b->older_update[r] : b->pending_update[r];
-        compute_all(b, 0.0, graph_label(b->g, "parameters updated"));
+        /* ZeRO-3's partial offload steps the sub-groups kept on the GPU there, while the
+         * host steps the rest. */
+        const double kept = elems - (double)b->mem.offloaded_elems;
+        compute_all(
+            b, kept * b->cost.optimizer_per_param,
+            graph_label(b->g, kept > 0 ? "optimizer step (gpu part)" : "parameters updated"));
     } else {
         compute_all(b, elems * b->cost.optimizer_per_param, graph_label(b->g, "optimizer step"));
         if (b->z->offload_param.device != OFFLOAD_NONE)
