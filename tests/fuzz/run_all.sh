@@ -3,7 +3,8 @@
 #
 # Each target starts from a scratch corpus seeded with the shipped files of its format
 # (model: workloads/models/*.json, ds_config: workloads/ds_configs/*.json, platform:
-# platforms/*.json) plus the inputs that once broke it (tests/fuzz/regressions/<format>-*.json;
+# platforms/*.json) plus the inputs that once broke it or reach rarer paths
+# (tests/fuzz/regressions/<format>-*.json;
 # add a reproducer there with each fix) and uses tests/fuzz/<format>.dict. Any crash, leak,
 # sanitizer report, timeout or out-of-memory fails the run; the reproducer is kept under
 # BUILD_DIR/fuzz-artifacts/<target>/ and the target's log tail is printed. Exits non-zero
