@@ -18,7 +18,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_BAD_USAGE = 2 };
+/* Exit codes: 3 is a configuration that runs out of memory (run) or of which none fits
+ * (advise --write-config). */
+enum { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_BAD_USAGE = 2, EXIT_OUT_OF_MEMORY = 3 };
 
 typedef struct CliOption {
     const char *name;  /* "--gpus" */

@@ -55,10 +55,13 @@ static const char *const help =
     "  --max-micro-batch K    largest micro-batch tried (default 64)\n"
     "  --json FILE|-      also write the table as JSON (with a \"recommended\" object); '-'\n"
     "                     writes only JSON to stdout\n"
+    "  --write-config FILE  write the recommended configuration as a ds_config.json,\n"
+    "                     ready for `zerosim run --config FILE` and for DeepSpeed\n"
     "  -h, --help         this text\n"
     "\n"
-    "Exit codes: 0 success (even when nothing fits: the report says so), 1 bad input file,\n"
-    "2 bad command line.\n";
+    "Exit codes: 0 success (even when nothing fits: the report says so), 1 bad input file\n"
+    "or an output that cannot be written, 2 bad command line, 3 --write-config asked for\n"
+    "and nothing fits.\n";
 
 enum {
     OPT_MODEL,
@@ -70,6 +73,7 @@ enum {
     OPT_PRECISION,
     OPT_MAX_MICRO,
     OPT_JSON,
+    OPT_WRITE_CONFIG,
     N_OPTS
 };
 
@@ -85,27 +89,55 @@ static const Shape shapes[] = {
     {3, OFFLOAD_NVME, OFFLOAD_NVME},
 };
 
-/* A DeepSpeed config for one candidate, parsed like a user's file. */
-static int candidate_config(const Candidate *c, const char *precision, TrainConfig *out, Err *err)
+/* The DeepSpeed config of one candidate, as a user would write it. */
+static void candidate_text(const Candidate *c, const char *precision, char *text, size_t size)
 {
-    char text[1024];
-    char offload[256] = "";
+    char offload[320] = "";
     if (c->offload_optimizer != OFFLOAD_NONE)
         snprintf(offload, sizeof offload,
-                 ", \"offload_optimizer\": {\"device\": \"%s\", \"pin_memory\": true%s}, "
-                 "\"offload_param\": {\"device\": \"%s\"}",
+                 ",\n    \"offload_optimizer\": {\"device\": \"%s\", \"pin_memory\": true%s},"
+                 "\n    \"offload_param\": {\"device\": \"%s\"}",
                  ds_config_offload_name(c->offload_optimizer),
                  c->offload_optimizer == OFFLOAD_NVME ? ", \"pipeline_read\": true, "
                                                         "\"pipeline_write\": true"
                                                       : "",
                  ds_config_offload_name(c->offload_param));
-    snprintf(text, sizeof text,
-             "{\"train_micro_batch_size_per_gpu\": %llu, \"gradient_accumulation_steps\": %llu, "
-             "\"%s\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": %d, "
-             "\"overlap_comm\": true%s}}",
-             (unsigned long long)c->micro_batch, (unsigned long long)c->grad_accum, precision,
-             c->zero_stage, offload);
+    snprintf(
+        text, size,
+        "{\n  \"train_micro_batch_size_per_gpu\": %llu,\n"
+        "  \"gradient_accumulation_steps\": %llu,\n"
+        "  \"%s\": {\"enabled\": true},\n"
+        "  \"zero_optimization\": {\n    \"stage\": %d,\n    \"overlap_comm\": true%s\n  }\n}\n",
+        (unsigned long long)c->micro_batch, (unsigned long long)c->grad_accum, precision,
+        c->zero_stage, offload);
+}
+
+/* A candidate's config, parsed like a user's file. */
+static int candidate_config(const Candidate *c, const char *precision, TrainConfig *out, Err *err)
+{
+    char text[1024];
+    candidate_text(c, precision, text, sizeof text);
     return ds_config_parse(out, "(advise candidate)", text, strlen(text), err);
+}
+
+/* Writes the recommended candidate's ds_config.json to `path`. */
+static int write_config(const char *path, const Candidate *best, const char *precision, Err *err)
+{
+    char text[1024];
+    candidate_text(best, precision, text, sizeof text);
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return err_set(err, "%s: cannot write the recommended config: %s", path, strerror(errno));
+    bool is_ok = fputs(text, f) >= 0;
+    is_ok = fclose(f) == 0 && is_ok;
+    if (!is_ok)
+        return err_set(err, "%s: cannot write the recommended config: %s", path, strerror(errno));
+    printf("\nwrote %s: the recommended DeepSpeed config%s\n", path,
+           best->is_checkpointed ? "; also enable full activation checkpointing in the model "
+                                   "(--activation-checkpointing full), which ds_config does "
+                                   "not express"
+                                 : "");
+    return 0;
 }
 
 /* Estimates candidate c; fills fits, runs_out, shortfall and the estimated GPU peak. */
@@ -282,6 +314,7 @@ int cmd_advise(int argc, char **argv)
         [OPT_PRECISION] = {"--precision", true, NULL},
         [OPT_MAX_MICRO] = {"--max-micro-batch", true, NULL},
         [OPT_JSON] = {"--json", true, NULL},
+        [OPT_WRITE_CONFIG] = {"--write-config", true, NULL},
     };
     const char *cmd = "advise";
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
@@ -380,6 +413,16 @@ int cmd_advise(int argc, char **argv)
         advice_text(stdout, &advice);
         if (json)
             exit_code = cli_write_report(json, write_json, &advice, &err);
+    }
+    const char *config_path = o[OPT_WRITE_CONFIG].value;
+    if (exit_code == EXIT_OK && config_path) {
+        if (n_cands == 0 || !cands[0].fits) {
+            fprintf(stderr,
+                    "zerosim advise: --write-config: nothing fits, so no config was written\n");
+            exit_code = EXIT_OUT_OF_MEMORY;
+        } else if (write_config(config_path, &cands[0], precision, &err)) {
+            exit_code = EXIT_BAD_INPUT;
+        }
     }
 done:
     if (err.is_set)

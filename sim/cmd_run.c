@@ -29,8 +29,6 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { EXIT_OUT_OF_MEMORY = 3 };
-
 static const char *const help =
     "usage: zerosim run --model M --config D --platform P [options]\n"
     "\n"
