@@ -224,6 +224,22 @@ static void test_graph_finalize_rejects_cycle_through_stream_order(void **state)
     graph_destroy(g);
 }
 
+/* An op downstream of a cycle is stuck too, but the message names an op on the cycle. */
+static void test_graph_cycle_message_names_an_op_on_the_cycle(void **state)
+{
+    (void)state;
+    Graph *g = graph_create(1);
+    OpId d = graph_compute(g, 0, STREAM_REDUCE, DEVICE_GPU, 1, graph_label(g, "downstream"));
+    OpId a = graph_compute(g, 0, STREAM_COMPUTE, DEVICE_GPU, 1, graph_label(g, "A"));
+    OpId b = graph_copy(g, 0, STREAM_H2D, COPY_H2D, 8, graph_label(g, "B"));
+    graph_depend(g, a, b);
+    graph_depend(g, b, a);
+    graph_depend(g, a, d);
+    finalize_fails(g, "event graph: expected no dependency cycle, got one through op 1 "
+                      "(rank 0, stream compute, \"A\")");
+    graph_destroy(g);
+}
+
 /* The same two-op pattern across streams and ranks, but acyclic, is accepted. */
 static void test_graph_finalize_accepts_cross_rank_chain(void **state)
 {
@@ -421,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_graph_finalize_accepts_empty_graph),
         cmocka_unit_test(test_graph_finalize_rejects_cycle_across_streams),
         cmocka_unit_test(test_graph_finalize_rejects_cycle_through_stream_order),
+        cmocka_unit_test(test_graph_cycle_message_names_an_op_on_the_cycle),
         cmocka_unit_test(test_graph_finalize_accepts_cross_rank_chain),
         cmocka_unit_test(test_graph_finalize_rejects_buffer_never_freed),
         cmocka_unit_test(test_graph_finalize_rejects_buffer_freed_twice),

@@ -249,6 +249,59 @@ void graph_depend(Graph *g, OpId before, OpId after)
     VEC_PUSH(g->edges, e);
 }
 
+/* Successor k of op `id`: its explicit successors, then the next op of its stream;
+ * GRAPH_NO_OP past the last. `pos` is each op's index in stream_ops. */
+static OpId nth_successor(const Graph *g, const uint32_t *pos, OpId id, uint32_t k)
+{
+    const Op *op = &g->ops.items[id];
+    uint32_t n_explicit = op->succ_end - op->succ_begin;
+    if (k < n_explicit)
+        return g->successors[op->succ_begin + k];
+    uint32_t next = pos[id] + 1;
+    if (k == n_explicit && next < g->streams.items[op->stream].op_end)
+        return g->stream_ops[next];
+    return GRAPH_NO_OP;
+}
+
+/* An op on a cycle among the ops Kahn's algorithm left (indegree > 0), found by depth-first
+ * search: the first successor met that is still on the search path. Ops downstream of a
+ * cycle are also left, so any left op will not do for the message. */
+static OpId op_on_cycle(const Graph *g, const uint32_t *pos, const uint32_t *indegree)
+{
+    const uint32_t n = g->ops.n;
+    enum { UNSEEN, ON_PATH, DONE };
+    uint8_t *state = xcalloc(n, sizeof *state);
+    OpId *path = xmalloc((size_t)n * sizeof *path);
+    uint32_t *next_k = xmalloc((size_t)n * sizeof *next_k);
+    OpId found = GRAPH_NO_OP;
+    for (OpId root = 0; root < n && found == GRAPH_NO_OP; root++) {
+        if (indegree[root] == 0 || state[root] != UNSEEN)
+            continue;
+        uint32_t depth = 0;
+        path[depth] = root;
+        next_k[depth++] = 0;
+        state[root] = ON_PATH;
+        while (depth > 0 && found == GRAPH_NO_OP) {
+            OpId id = path[depth - 1];
+            OpId succ = nth_successor(g, pos, id, next_k[depth - 1]++);
+            if (succ == GRAPH_NO_OP) {
+                state[id] = DONE;
+                depth--;
+            } else if (indegree[succ] > 0 && state[succ] == ON_PATH) {
+                found = succ;
+            } else if (indegree[succ] > 0 && state[succ] == UNSEEN) {
+                state[succ] = ON_PATH;
+                path[depth] = succ;
+                next_k[depth++] = 0;
+            }
+        }
+    }
+    free(state);
+    free(path);
+    free(next_k);
+    return found;
+}
+
 /* Kahn's algorithm over explicit edges plus stream order. */
 static int check_acyclic(const Graph *g, Err *err)
 {
@@ -281,17 +334,14 @@ static int check_acyclic(const Graph *g, Err *err)
     }
     int rc = 0;
     if (tail != n) {
-        for (uint32_t i = 0; i < n; i++) {
-            if (indegree[i] > 0) {
-                const Op *op = &g->ops.items[i];
-                rc = err_set(err,
-                             "event graph: expected no dependency cycle, got one through op "
-                             "%u (rank %u, stream %s, \"%s\")",
-                             i, op->rank, graph_stream_name((StreamKind)op->stream_kind),
-                             g->labels.items[op->label]);
-                break;
-            }
-        }
+        OpId i = op_on_cycle(g, pos, indegree);
+        assert(i != GRAPH_NO_OP); /* Kahn left ops, so some of them form a cycle */
+        const Op *op = &g->ops.items[i];
+        rc = err_set(err,
+                     "event graph: expected no dependency cycle, got one through op "
+                     "%u (rank %u, stream %s, \"%s\")",
+                     i, op->rank, graph_stream_name((StreamKind)op->stream_kind),
+                     g->labels.items[op->label]);
     }
     free(indegree);
     free(queue);
