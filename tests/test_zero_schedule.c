@@ -380,6 +380,28 @@ static void test_zero_schedule_partial_offload_moves_only_the_offloaded_part(voi
     assert_true(pr.v[O_OOM] == 0);
 }
 
+static void scenario_partial_offload_with_params(Probe *probe)
+{
+    offload_run(probe, "dgx-a100-80g", 1, one_layer_text,
+                "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+                " \"zero_optimization\": {\"stage\": 3, \"sub_group_size\": 2e7,"
+                " \"offload_optimizer\": {\"device\": \"cpu\", \"ratio\": 0.25},"
+                " \"offload_param\": {\"device\": \"cpu\"}}}",
+                true);
+}
+
+/* The same with the parameters on the host: the GPU's updated sub-groups go back to the host
+ * (2 bytes each), beside the offloaded part's gradients, so exactly 2 Psi goes down. */
+static void test_zero_schedule_partial_offload_returns_gpu_updates_to_host(void **state)
+{
+    (void)state;
+    Probe pr = run_isolated(scenario_partial_offload_with_params);
+    assert_int_equal(pr.n, O_N);
+    const double psi = pr.v[O_PSI];
+    assert_close(pr.v[O_D2H], 2.0 * psi, 1e-9);
+    assert_true(pr.v[O_OOM] == 0);
+}
+
 static void scenario_infinity_nvme(Probe *probe)
 {
     offload_run(probe, "dgx-a100-80g", 8, one_layer_text,
@@ -504,6 +526,7 @@ int main(void)
         cmocka_unit_test(test_zero_schedule_activation_peak_matches_model),
         cmocka_unit_test(test_zero_schedule_offload_moves_2psi_each_way),
         cmocka_unit_test(test_zero_schedule_partial_offload_moves_only_the_offloaded_part),
+        cmocka_unit_test(test_zero_schedule_partial_offload_returns_gpu_updates_to_host),
         cmocka_unit_test(test_zero_schedule_infinity_reads_and_writes_states_once),
         cmocka_unit_test(test_zero_schedule_1t_fits_one_dgx2_only_with_infinity),
         cmocka_unit_test(test_zero_schedule_symmetric_mode_agrees_with_full),

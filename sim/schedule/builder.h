@@ -87,9 +87,10 @@ void offload_fetch_shard(Builder *b, double shard_bytes, const OpId *before, OpI
  * b->pending_update[r] to what the next forward needs. */
 void offload_optimizer_step(Builder *b);
 
-/* Parameters offloaded while the optimizer stays on the GPU: after the GPU step the updated
- * partition goes back to the host (and on to NVMe). */
-void offload_updated_params(Builder *b);
+/* Offloaded parameters updated by the GPU's optimizer (all of them, or the sub-groups ZeRO-3's
+ * partial offload keeps on the GPU): after the GPU step, `elems` updated parameters per rank
+ * go back to the host (and on to NVMe), joined with the host's part of the update. */
+void offload_updated_params(Builder *b, double elems);
 
 /* Host and NVMe model states: allocated before the first op, released after the last. */
 void offload_model_states(Builder *b, uint32_t *buffers, bool is_alloc);

@@ -72,7 +72,7 @@ static OpId host_step(Builder *b, uint32_t r, uint32_t adam_label)
 {
     const OffloadConfig *oo = &b->z->offload_optimizer;
     const double part = (double)b->mem.offloaded_elems;
-    if (oo->device == OFFLOAD_CPU) {
+    if (oo->device == OFFLOAD_CPU || part <= 0) { /* (nothing offloaded: an empty step) */
         OpId step = graph_compute(b->g, r, STREAM_CPU, DEVICE_CPU, part, adam_label);
         builder_depend(b, b->last_d2h[r], step);
         return step;
@@ -139,15 +139,15 @@ void offload_optimizer_step(Builder *b)
     }
 }
 
-/* Parameters offloaded with the optimizer on the GPU: the updated partition goes back to the
- * host (and on to NVMe). */
-void offload_updated_params(Builder *b)
+void offload_updated_params(Builder *b, double elems)
 {
-    const double bytes = (double)b->mem.partition_elems * b->mem.param_bytes;
+    const double bytes = elems * b->mem.param_bytes;
     for (uint32_t r = 0; r < b->n_ranks; r++) {
         OpId copy =
             graph_copy(b->g, r, STREAM_D2H, COPY_D2H, bytes, graph_label(b->g, "params to host"));
         builder_depend(b, b->last_compute[r], copy);
+        if (offload_has_optimizer(b)) /* joins the host's part of the update */
+            builder_depend(b, b->pending_update[r], copy);
         OpId done = copy;
         if (b->z->offload_param.device == OFFLOAD_NVME) {
             done = graph_disk(b->g, r, DISK_WRITE, bytes, graph_label(b->g, "params to nvme"));

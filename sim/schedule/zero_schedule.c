@@ -374,22 +374,26 @@ static void boundary(Builder *b)
     for (uint32_t r = 0; r < n; r++)
         b->wait_bucket[r] = b->last_reduce[r];
     if (offload_has_optimizer(b)) {
-        /* the host steps the partition; the GPU waits for the parameters it sends back (for
-         * those of the step before, with the delayed parameter update) */
+        /* ZeRO-3's partial offload steps the sub-groups kept on the GPU there, while the host
+         * steps the rest; with parameters offloaded too, the GPU's part of the update goes
+         * back to the host. */
+        const double kept = elems - (double)b->mem.offloaded_elems;
+        if (kept > 0)
+            compute_all(b, kept * b->cost.optimizer_per_param,
+                        graph_label(b->g, "optimizer step (gpu part)"));
         offload_optimizer_step(b);
+        if (kept > 0 && b->z->offload_param.device != OFFLOAD_NONE)
+            offload_updated_params(b, kept);
+        /* the GPU waits for the parameters the host sends back (for those of the step
+         * before, with the delayed parameter update) */
         for (uint32_t r = 0; r < n; r++)
             b->wait_gather[r] =
                 b->opts->delayed_param_update ? b->older_update[r] : b->pending_update[r];
-        /* ZeRO-3's partial offload steps the sub-groups kept on the GPU there, while the
-         * host steps the rest. */
-        const double kept = elems - (double)b->mem.offloaded_elems;
-        compute_all(
-            b, kept * b->cost.optimizer_per_param,
-            graph_label(b->g, kept > 0 ? "optimizer step (gpu part)" : "parameters updated"));
+        compute_all(b, 0.0, graph_label(b->g, "parameters updated"));
     } else {
         compute_all(b, elems * b->cost.optimizer_per_param, graph_label(b->g, "optimizer step"));
         if (b->z->offload_param.device != OFFLOAD_NONE)
-            offload_updated_params(b);
+            offload_updated_params(b, (double)b->mem.partition_elems);
     }
     if ((b->z->stage == 1 || b->z->stage == 2) && n > 1) {
         collective_all(b, &b->world, COLL_ALL_GATHER, STREAM_GATHER,
