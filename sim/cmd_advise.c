@@ -34,9 +34,9 @@
 static const char *const help =
     "usage: zerosim advise --model M --platform P [options]\n"
     "\n"
-    "Ranks the ways to train a model on a cluster: DDP, ZeRO-1, -2, -3, ZeRO-2 with the\n"
-    "optimizer offloaded to the CPU, ZeRO-3 with optimizer and parameters on the CPU, and\n"
-    "ZeRO-3 with both on NVMe (ZeRO-Infinity), each with and without full activation\n"
+    "Ranks the ways to train a model on a cluster: DDP, ZeRO-1, -2, -3, ZeRO-2 and ZeRO-3\n"
+    "with the optimizer offloaded to the CPU, ZeRO-3 with optimizer and parameters on the\n"
+    "CPU, and ZeRO-3 with both on NVMe (ZeRO-Infinity), each with and without full activation\n"
     "checkpointing, at the largest micro-batch that fits. Those that fit are simulated;\n"
     "the table gives fits or not (and what runs out, by how much), step time, TFLOP/s per\n"
     "GPU, memory per GPU, bytes each rank sends and the bottleneck, and a paragraph explains\n"
@@ -85,8 +85,8 @@ typedef struct Shape {
 static const Shape shapes[] = {
     {0, OFFLOAD_NONE, OFFLOAD_NONE}, {1, OFFLOAD_NONE, OFFLOAD_NONE},
     {2, OFFLOAD_NONE, OFFLOAD_NONE}, {3, OFFLOAD_NONE, OFFLOAD_NONE},
-    {2, OFFLOAD_CPU, OFFLOAD_NONE},  {3, OFFLOAD_CPU, OFFLOAD_CPU},
-    {3, OFFLOAD_NVME, OFFLOAD_NVME},
+    {2, OFFLOAD_CPU, OFFLOAD_NONE},  {3, OFFLOAD_CPU, OFFLOAD_NONE},
+    {3, OFFLOAD_CPU, OFFLOAD_CPU},   {3, OFFLOAD_NVME, OFFLOAD_NVME},
 };
 
 /* The DeepSpeed config of one candidate, as a user would write it. */
