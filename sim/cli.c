@@ -214,7 +214,8 @@ int cli_write_report(const char *path, void (*write)(FILE *out, const void *repo
         return EXIT_BAD_INPUT;
     }
     write(f, report);
-    if (fclose(f) != 0) {
+    bool is_ok = !ferror(f);
+    if (fclose(f) != 0 || !is_ok) {
         err_set(err, "%s: cannot write the JSON report: %s", path, strerror(errno));
         return EXIT_BAD_INPUT;
     }

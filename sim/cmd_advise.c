@@ -89,24 +89,35 @@ static const Shape shapes[] = {
     {3, OFFLOAD_CPU, OFFLOAD_CPU},   {3, OFFLOAD_NVME, OFFLOAD_NVME},
 };
 
-/* The DeepSpeed config of one candidate, as a user would write it. */
+/* DeepSpeed needs a swap directory for NVMe offload: a placeholder the user edits. */
+#define NVME_PATH_PLACEHOLDER "/local_nvme"
+
+static const char *nvme_path(OffloadDevice d)
+{
+    return d == OFFLOAD_NVME ? ", \"nvme_path\": \"" NVME_PATH_PLACEHOLDER "\"" : "";
+}
+
+/* The DeepSpeed config of one candidate, as a user would write it (an "optimizer" section,
+ * since DeepSpeed's offload wants its own CPU optimizer, not a client one). */
 static void candidate_text(const Candidate *c, const char *precision, char *text, size_t size)
 {
-    char offload[320] = "";
+    char offload[400] = "";
     if (c->offload_optimizer != OFFLOAD_NONE)
         snprintf(offload, sizeof offload,
-                 ",\n    \"offload_optimizer\": {\"device\": \"%s\", \"pin_memory\": true%s},"
-                 "\n    \"offload_param\": {\"device\": \"%s\"}",
+                 ",\n    \"offload_optimizer\": {\"device\": \"%s\", \"pin_memory\": true%s%s},"
+                 "\n    \"offload_param\": {\"device\": \"%s\"%s}",
                  ds_config_offload_name(c->offload_optimizer),
                  c->offload_optimizer == OFFLOAD_NVME ? ", \"pipeline_read\": true, "
                                                         "\"pipeline_write\": true"
                                                       : "",
-                 ds_config_offload_name(c->offload_param));
+                 nvme_path(c->offload_optimizer), ds_config_offload_name(c->offload_param),
+                 nvme_path(c->offload_param));
     snprintf(
         text, size,
         "{\n  \"train_micro_batch_size_per_gpu\": %llu,\n"
         "  \"gradient_accumulation_steps\": %llu,\n"
         "  \"%s\": {\"enabled\": true},\n"
+        "  \"optimizer\": {\"type\": \"AdamW\"},\n"
         "  \"zero_optimization\": {\n    \"stage\": %d,\n    \"overlap_comm\": true%s\n  }\n}\n",
         (unsigned long long)c->micro_batch, (unsigned long long)c->grad_accum, precision,
         c->zero_stage, offload);
@@ -120,8 +131,9 @@ static int candidate_config(const Candidate *c, const char *precision, TrainConf
     return ds_config_parse(out, "(advise candidate)", text, strlen(text), err);
 }
 
-/* Writes the recommended candidate's ds_config.json to `path`. */
-static int write_config(const char *path, const Candidate *best, const char *precision, Err *err)
+/* Writes the recommended candidate's ds_config.json to `path` and says so on `note`. */
+static int write_config(const char *path, const Candidate *best, const char *precision, FILE *note,
+                        Err *err)
 {
     char text[1024];
     candidate_text(best, precision, text, sizeof text);
@@ -132,11 +144,13 @@ static int write_config(const char *path, const Candidate *best, const char *pre
     is_ok = fclose(f) == 0 && is_ok;
     if (!is_ok)
         return err_set(err, "%s: cannot write the recommended config: %s", path, strerror(errno));
-    printf("\nwrote %s: the recommended DeepSpeed config%s\n", path,
-           best->is_checkpointed ? "; also enable full activation checkpointing in the model "
-                                   "(--activation-checkpointing full), which ds_config does "
-                                   "not express"
-                                 : "");
+    fprintf(note, "\nwrote %s: the recommended DeepSpeed config", path);
+    if (best->offload_optimizer == OFFLOAD_NVME || best->offload_param == OFFLOAD_NVME)
+        fprintf(note, "; set nvme_path (" NVME_PATH_PLACEHOLDER ") to the nodes' NVMe mount");
+    if (best->is_checkpointed)
+        fprintf(note, "; also enable full activation checkpointing in the model "
+                      "(--activation-checkpointing full), which ds_config does not express");
+    fputc('\n', note);
     return 0;
 }
 
@@ -420,7 +434,9 @@ int cmd_advise(int argc, char **argv)
             fprintf(stderr,
                     "zerosim advise: --write-config: nothing fits, so no config was written\n");
             exit_code = EXIT_OUT_OF_MEMORY;
-        } else if (write_config(config_path, &cands[0], precision, &err)) {
+        } else if (write_config(config_path, &cands[0], precision,
+                                /* stdout holds only JSON with --json - */
+                                json && strcmp(json, "-") == 0 ? stderr : stdout, &err)) {
             exit_code = EXIT_BAD_INPUT;
         }
     }

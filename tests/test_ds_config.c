@@ -407,11 +407,24 @@ static void test_deprecated_spellings(void **state)
                        "\"cpu_offload\": true, \"offload_optimizer\": {\"device\": \"cpu\"}}}",
                        "ds.json: zero_optimization.cpu_offload: expected either the deprecated "
                        "\"cpu_offload\" or \"offload_optimizer\", got both");
+    /* errors name the deprecated key the user wrote */
     assert_parse_fails("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 2, "
                        "\"cpu_offload_param\": true}}",
-                       "ds.json: zero_optimization.offload_param.device: expected \"none\" "
-                       "unless zero_optimization.stage is 3 (parameter offload needs ZeRO-3), "
-                       "got \"cpu\" with stage 2");
+                       "ds.json: zero_optimization.cpu_offload_param: expected false unless "
+                       "zero_optimization.stage is 3 (parameter offload needs ZeRO-3), got true "
+                       "with stage 2");
+    assert_parse_fails("{\"train_batch_size\": 8, \"zero_optimization\": {\"cpu_offload\": true}}",
+                       "ds.json: zero_optimization.cpu_offload: expected false with stage 0 "
+                       "(optimizer offload needs ZeRO stage 1, 2 or 3), got true");
+    assert_parse_fails("{\"train_batch_size\": 8, \"fp16\": {\"enabled\": true}, "
+                       "\"bfloat16\": {\"enabled\": true}}",
+                       "ds.json: bfloat16.enabled: expected at most one of fp16.enabled and "
+                       "bfloat16.enabled to be true, got both");
+    /* a null "bf16" is absent to DeepSpeed: "bfloat16" is read */
+    parse_ok("{\"train_batch_size\": 8, \"bf16\": null, \"bfloat16\": {\"enabled\": true}}", &c);
+    assert_int_equal(c.precision, PRECISION_BF16);
+    assert_int_equal(c.not_modelled.n_items, 0);
+    ds_config_fini(&c);
     assert_parse_fails("{\"train_batch_size\": 8, \"bfloat16\": {\"enabled\": 1}}",
                        "ds.json: bfloat16.enabled: expected true or false, got 1");
 }

@@ -248,7 +248,11 @@ static int read_offload(Reader *r, const cJSON *zero, const char *key, bool is_p
             cJSON_Delete(legacy);
             return err_set(r->err, "%s: out of memory", r->file);
         }
-        cJSON_AddItemToObject(wrapper, key, legacy);
+        if (!cJSON_AddItemToObject(wrapper, key, legacy)) {
+            cJSON_Delete(legacy);
+            cJSON_Delete(wrapper);
+            return err_set(r->err, "%s: out of memory", r->file);
+        }
         int rc = read_offload(r, wrapper, key, is_param, out);
         cJSON_Delete(wrapper);
         return rc;
@@ -346,27 +350,47 @@ static int read_zero(Reader *r, const cJSON *root)
     if (rc == 0)
         rc = read_offload(r, zero, "offload_optimizer", false, &z->offload_optimizer) ||
              read_offload(r, zero, "offload_param", true, &z->offload_param);
+    /* errors about an offload name the key the user wrote, deprecated or not */
+    const bool legacy_optimizer =
+        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(zero, "cpu_offload"));
+    const bool legacy_param =
+        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(zero, "cpu_offload_param"));
     cJSON_Delete(empty);
     if (rc)
         return -1;
     if (z->offload_param.device != OFFLOAD_NONE && z->stage != 3)
-        return err_set(r->err,
-                       "%s: zero_optimization.offload_param.device: expected \"none\" "
-                       "unless zero_optimization.stage is 3 (parameter offload needs ZeRO-3), "
-                       "got \"%s\" with stage %d",
-                       r->file, ds_config_offload_name(z->offload_param.device), z->stage);
+        return legacy_param
+                   ? err_set(r->err,
+                             "%s: zero_optimization.cpu_offload_param: expected false unless "
+                             "zero_optimization.stage is 3 (parameter offload needs ZeRO-3), "
+                             "got true with stage %d",
+                             r->file, z->stage)
+                   : err_set(r->err,
+                             "%s: zero_optimization.offload_param.device: expected \"none\" "
+                             "unless zero_optimization.stage is 3 (parameter offload needs "
+                             "ZeRO-3), got \"%s\" with stage %d",
+                             r->file, ds_config_offload_name(z->offload_param.device), z->stage);
     if (z->offload_optimizer.device != OFFLOAD_NONE && z->stage == 0)
-        return err_set(r->err,
-                       "%s: zero_optimization.offload_optimizer.device: expected "
-                       "\"none\" with stage 0 (optimizer offload needs ZeRO stage 1, 2 or 3), "
-                       "got \"%s\"",
-                       r->file, ds_config_offload_name(z->offload_optimizer.device));
+        return legacy_optimizer
+                   ? err_set(r->err,
+                             "%s: zero_optimization.cpu_offload: expected false with stage 0 "
+                             "(optimizer offload needs ZeRO stage 1, 2 or 3), got true",
+                             r->file)
+                   : err_set(r->err,
+                             "%s: zero_optimization.offload_optimizer.device: expected "
+                             "\"none\" with stage 0 (optimizer offload needs ZeRO stage 1, 2 "
+                             "or 3), got \"%s\"",
+                             r->file, ds_config_offload_name(z->offload_optimizer.device));
     if (z->offload_optimizer.device != OFFLOAD_NONE && z->offload_optimizer.ratio < 1.0 &&
         z->stage != 3)
         strlist_addf(&r->cfg->not_modelled,
                      "zero_optimization.offload_optimizer.ratio (partial offload is ZeRO-3 "
                      "only; DeepSpeed ignores it at stage %d)",
                      z->stage);
+    else if (z->offload_optimizer.device == OFFLOAD_NVME && z->offload_optimizer.ratio < 1.0)
+        strlist_addf(&r->cfg->not_modelled,
+                     "zero_optimization.offload_optimizer.ratio (the share stepped by the CPU "
+                     "optimizer; DeepSpeed swaps every sub-group to NVMe regardless)");
     if (z->offload_optimizer.device == OFFLOAD_NVME && z->stage != 3)
         return err_set(r->err,
                        "%s: zero_optimization.offload_optimizer.device: expected "
@@ -424,26 +448,27 @@ int ds_config_parse(TrainConfig *out, const char *file, const char *text, size_t
     Reader r = {out, file, err};
     JsonAt at = {file, ""};
     bool fp16 = false, bf16 = false;
-    int rc =
-        jsonfile_expect_object(root, at, err) ||
-        jsonfile_check_keys(root, at, top_keys, vocab_ds_top_not_modelled, &out->not_modelled,
-                            err) ||
-        read_batch(&r, root) || read_enabled(&r, root, "fp16", vocab_ds_fp16_not_modelled, &fp16) ||
-        read_enabled(&r, root, cJSON_GetObjectItemCaseSensitive(root, "bf16") ? "bf16" : "bfloat16",
-                     vocab_ds_bf16_not_modelled, &bf16) ||
-        read_optimizer(&r, root) || read_zero(&r, root) || read_act_ckpt(&r, root);
-    /* DeepSpeed reads "bfloat16" only when "bf16" is absent. */
-    if (rc == 0 && cJSON_GetObjectItemCaseSensitive(root, "bf16") &&
-        cJSON_GetObjectItemCaseSensitive(root, "bfloat16"))
+    /* DeepSpeed reads "bfloat16" only when "bf16" is absent (or null). */
+    const cJSON *bf16_item = cJSON_GetObjectItemCaseSensitive(root, "bf16");
+    const bool has_bf16 = bf16_item != NULL && !cJSON_IsNull(bf16_item);
+    const char *bf16_key = has_bf16 ? "bf16" : "bfloat16";
+    int rc = jsonfile_expect_object(root, at, err) ||
+             jsonfile_check_keys(root, at, top_keys, vocab_ds_top_not_modelled, &out->not_modelled,
+                                 err) ||
+             read_batch(&r, root) ||
+             read_enabled(&r, root, "fp16", vocab_ds_fp16_not_modelled, &fp16) ||
+             read_enabled(&r, root, bf16_key, vocab_ds_bf16_not_modelled, &bf16) ||
+             read_optimizer(&r, root) || read_zero(&r, root) || read_act_ckpt(&r, root);
+    if (rc == 0 && has_bf16 && cJSON_GetObjectItemCaseSensitive(root, "bfloat16"))
         strlist_addf(&out->not_modelled, "bfloat16 (\"bf16\" is given and wins)");
     cJSON_Delete(root);
     if (rc)
         return -1;
     if (fp16 && bf16)
         return err_set(err,
-                       "%s: bf16.enabled: expected at most one of fp16.enabled and "
-                       "bf16.enabled to be true, got both",
-                       file);
+                       "%s: %s.enabled: expected at most one of fp16.enabled and "
+                       "%s.enabled to be true, got both",
+                       file, bf16_key, bf16_key);
     out->precision = fp16 ? PRECISION_FP16 : bf16 ? PRECISION_BF16 : PRECISION_FP32;
     if (!fp16 && !bf16)
         strlist_addf(&out->defaults_used, "precision = fp32 (neither fp16 nor bf16 enabled)");

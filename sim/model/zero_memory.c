@@ -54,7 +54,8 @@ uint64_t zero_offloaded_elems(const ZeroConfig *z, uint64_t part)
 {
     if (z->offload_optimizer.device == OFFLOAD_NONE)
         return 0;
-    if (z->stage != 3 || z->offload_optimizer.ratio >= 1.0 || part == 0)
+    if (z->stage != 3 || z->offload_optimizer.device != OFFLOAD_CPU ||
+        z->offload_optimizer.ratio >= 1.0 || part == 0)
         return part;
     const uint64_t sub = min_u64(z->sub_group_size, part);
     const uint64_t n_sub = (part + sub - 1) / sub;
@@ -93,10 +94,12 @@ void zero_memory(const TrainConfig *cfg, const ModelParams *params, uint64_t n_l
         out->offloaded_elems = offloaded;
         out->gpu_optimizer = k * kept;
         /* The fp32 gradient partition lives beside the optimizer on the host; the GPU keeps
-         * only the reduction buckets (stage 2/3; stage 1 keeps its full 16-bit gradients). */
+         * only the reduction buckets (stage 2/3; stage 1 keeps its full 16-bit gradients),
+         * and, for the sub-groups partial offload keeps there, their fp32 gradients (stage3.py
+         * allocates each sub-group's gradient buffer on its optimizer's device). */
         out->cpu_grads = 4 * offloaded;
         if (z->stage >= 2)
-            out->gpu_grads = g * kept;
+            out->gpu_grads = 4 * kept;
         if (oo->device == OFFLOAD_CPU) {
             out->cpu_optimizer = k * offloaded;
         } else {
@@ -107,7 +110,7 @@ void zero_memory(const TrainConfig *cfg, const ModelParams *params, uint64_t n_l
             out->cpu_grads = 0;
             /* Pinned swap buffers (DeepSpeed's OptimizerSwapper): buffer_count fp32 tensors,
              * each the size of the largest sub-group. */
-            uint64_t sub_group = min_u64(z->sub_group_size, part);
+            uint64_t sub_group = min_u64(z->sub_group_size, offloaded);
             out->cpu_buffers += oo->buffer_count * sub_group * 4;
         }
     }
