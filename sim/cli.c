@@ -205,18 +205,18 @@ int cli_load_inputs(const char *model_arg, const char *config_arg, const char *p
     return 0;
 }
 
-int cli_write_report(const char *path, void (*write)(FILE *out, const void *report),
-                     const void *report, Err *err)
+int cli_write_file(const char *path, const char *what, void (*write)(FILE *out, const void *data),
+                   const void *data, Err *err)
 {
     FILE *f = fopen(path, "w");
     if (f == NULL) {
-        err_set(err, "%s: cannot write the JSON report: %s", path, strerror(errno));
+        err_set(err, "%s: cannot write %s: %s", path, what, strerror(errno));
         return EXIT_BAD_INPUT;
     }
-    write(f, report);
+    write(f, data);
     bool is_ok = !ferror(f);
     if (fclose(f) != 0 || !is_ok) {
-        err_set(err, "%s: cannot write the JSON report: %s", path, strerror(errno));
+        err_set(err, "%s: cannot write %s: %s", path, what, strerror(errno));
         return EXIT_BAD_INPUT;
     }
     return 0;

@@ -66,10 +66,10 @@ int cli_load_inputs(const char *model_arg, const char *config_arg, const char *p
                     uint64_t gpus, uint64_t nodes, ModelConfig *model, TrainConfig *train,
                     Platform *platform, Err *err);
 
-/* Writes a report to `path` with write(out, report); 0, or EXIT_BAD_INPUT with err set when
- * the file cannot be written. */
-int cli_write_report(const char *path, void (*write)(FILE *out, const void *report),
-                     const void *report, Err *err);
+/* Writes `path` with write(out, data); 0, or EXIT_BAD_INPUT with err set ("PATH: cannot write
+ * WHAT: reason") when the file cannot be written. */
+int cli_write_file(const char *path, const char *what, void (*write)(FILE *out, const void *data),
+                   const void *data, Err *err);
 
 /* Records in `defaults` the run choices the command line left to zerosim. */
 void cli_setup_defaults(const char *seq_len, const char *recompute, const char *flash,

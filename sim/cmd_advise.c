@@ -131,19 +131,19 @@ static int candidate_config(const Candidate *c, const char *precision, TrainConf
     return ds_config_parse(out, "(advise candidate)", text, strlen(text), err);
 }
 
+static void write_text(FILE *out, const void *text)
+{
+    fputs(text, out);
+}
+
 /* Writes the recommended candidate's ds_config.json to `path` and says so on `note`. */
 static int write_config(const char *path, const Candidate *best, const char *precision, FILE *note,
                         Err *err)
 {
     char text[1024];
     candidate_text(best, precision, text, sizeof text);
-    FILE *f = fopen(path, "w");
-    if (f == NULL)
-        return err_set(err, "%s: cannot write the recommended config: %s", path, strerror(errno));
-    bool is_ok = fputs(text, f) >= 0;
-    is_ok = fclose(f) == 0 && is_ok;
-    if (!is_ok)
-        return err_set(err, "%s: cannot write the recommended config: %s", path, strerror(errno));
+    if (cli_write_file(path, "the recommended config", write_text, text, err))
+        return -1;
     fprintf(note, "\nwrote %s: the recommended DeepSpeed config", path);
     if (best->offload_optimizer == OFFLOAD_NVME || best->offload_param == OFFLOAD_NVME)
         fprintf(note, "; set nvme_path (" NVME_PATH_PLACEHOLDER ") to the nodes' NVMe mount");
@@ -426,7 +426,7 @@ int cmd_advise(int argc, char **argv)
     } else {
         advice_text(stdout, &advice);
         if (json)
-            exit_code = cli_write_report(json, write_json, &advice, &err);
+            exit_code = cli_write_file(json, "the JSON report", write_json, &advice, &err);
     }
     const char *config_path = o[OPT_WRITE_CONFIG].value;
     if (exit_code == EXIT_OK && config_path) {

@@ -201,7 +201,7 @@ int cmd_collective(int argc, char **argv)
     }
     collective_report_text(stdout, title, rows, n_rows);
     Table table = {rows, n_rows};
-    if (json && cli_write_report(json, write_json, &table, &err)) {
+    if (json && cli_write_file(json, "the JSON report", write_json, &table, &err)) {
         fprintf(stderr, "zerosim: %s\n", err.msg);
         return EXIT_BAD_INPUT;
     }

@@ -101,7 +101,7 @@ int cmd_estimate(int argc, char **argv)
     } else {
         estimate_report_text(stdout, &report);
         if (json)
-            exit_code = cli_write_report(json, write_json, &report, &err);
+            exit_code = cli_write_file(json, "the JSON report", write_json, &report, &err);
     }
 done:
     if (err.is_set)

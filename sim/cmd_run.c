@@ -290,7 +290,7 @@ int cmd_run(int argc, char **argv)
         run_report_json(stdout, &report);
     } else {
         run_report_text(stdout, &report);
-        if (json && cli_write_report(json, write_json, &report, &err))
+        if (json && cli_write_file(json, "the JSON report", write_json, &report, &err))
             goto done;
     }
     if (o[OPT_TRACE].value && trace_write(o[OPT_TRACE].value, graph, &result, traced, &err))
