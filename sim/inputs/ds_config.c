@@ -234,30 +234,10 @@ static int read_legacy_offload(Reader *r, const cJSON *zero, const char *key,
     return 0;
 }
 
-static int read_offload(Reader *r, const cJSON *zero, const char *key, bool is_param,
-                        OffloadConfig *out)
+/* One offload section, `sec` (absent or null: no offload). */
+static int read_offload_section(Reader *r, const cJSON *sec, const char *key, bool is_param,
+                                OffloadConfig *out)
 {
-    out->device = OFFLOAD_NONE;
-    out->ratio = 1.0;
-    cJSON *legacy = NULL;
-    if (read_legacy_offload(r, zero, key, is_param ? "cpu_offload_param" : "cpu_offload", &legacy))
-        return -1;
-    if (legacy != NULL) {
-        cJSON *wrapper = cJSON_CreateObject();
-        if (wrapper == NULL) {
-            cJSON_Delete(legacy);
-            return err_set(r->err, "%s: out of memory", r->file);
-        }
-        if (!cJSON_AddItemToObject(wrapper, key, legacy)) {
-            cJSON_Delete(legacy);
-            cJSON_Delete(wrapper);
-            return err_set(r->err, "%s: out of memory", r->file);
-        }
-        int rc = read_offload(r, wrapper, key, is_param, out);
-        cJSON_Delete(wrapper);
-        return rc;
-    }
-    const cJSON *sec = cJSON_GetObjectItemCaseSensitive(zero, key);
     char path[64];
     snprintf(path, sizeof path, "zero_optimization.%s", key);
     JsonAt at = {r->file, path};
@@ -287,6 +267,21 @@ static int read_offload(Reader *r, const cJSON *zero, const char *key, bool is_p
         bool_or(r, sec, at, "pipeline_write", false, &out->pipeline_write))
         return -1;
     return jsonfile_get_double(sec, "ratio", at, 0.0, 1.0, &out->ratio, r->err) < 0 ? -1 : 0;
+}
+
+/* zero_optimization.<key>, or the section its deprecated switch stands for. */
+static int read_offload(Reader *r, const cJSON *zero, const char *key, bool is_param,
+                        OffloadConfig *out)
+{
+    out->device = OFFLOAD_NONE;
+    out->ratio = 1.0;
+    cJSON *legacy = NULL;
+    if (read_legacy_offload(r, zero, key, is_param ? "cpu_offload_param" : "cpu_offload", &legacy))
+        return -1;
+    const cJSON *sec = legacy ? legacy : cJSON_GetObjectItemCaseSensitive(zero, key);
+    int rc = read_offload_section(r, sec, key, is_param, out);
+    cJSON_Delete(legacy);
+    return rc;
 }
 
 /* MiCS (and FSDP's HYBRID_SHARD): shard inside groups of mics_shard_size GPUs, replicate
