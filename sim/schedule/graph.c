@@ -323,14 +323,10 @@ static int check_acyclic(const Graph *g, Err *err)
     for (uint32_t k = 0; k < n; k++)
         pos[g->stream_ops[k]] = k;
     while (head < tail) {
-        OpId id = queue[head++];
-        const Op *op = &g->ops.items[id];
-        for (uint32_t k = op->succ_begin; k < op->succ_end; k++)
-            if (--indegree[g->successors[k]] == 0)
-                queue[tail++] = g->successors[k];
-        uint32_t next = pos[id] + 1;
-        if (next < g->streams.items[op->stream].op_end && --indegree[g->stream_ops[next]] == 0)
-            queue[tail++] = g->stream_ops[next];
+        OpId id = queue[head++], succ;
+        for (uint32_t k = 0; (succ = nth_successor(g, pos, id, k)) != GRAPH_NO_OP; k++)
+            if (--indegree[succ] == 0)
+                queue[tail++] = succ;
     }
     int rc = 0;
     if (tail != n) {
