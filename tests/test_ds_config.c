@@ -169,7 +169,7 @@ static void test_explicit_values_win(void **state)
     assert_int_equal(c.zero.reduce_bucket_size, 200000000);
     assert_int_equal(c.zero.max_live_parameters, 300000000);
     assert_int_equal(c.precision, PRECISION_FP16);
-    assert_string_equal(ds_config_precision_name(c.precision), "fp16");
+    assert_string_equal(precision_name(c.precision), "fp16");
     assert_string_equal(c.optimizer, "sgd");
     assert_int_equal(c.optimizer_n_states, 1);
     assert_true(c.partition_activations);

@@ -15,7 +15,7 @@
 #define ZEROSIM_ENGINE_ENGINE_H
 
 #include "../common/err.h"
-#include "../inputs/ds_config.h"
+#include "../common/precision.h"
 #include "../inputs/platform.h"
 #include "../schedule/graph.h"
 #include "collective.h"

@@ -14,7 +14,6 @@
 #ifndef ZEROSIM_ENGINE_PLATFORM_XML_H
 #define ZEROSIM_ENGINE_PLATFORM_XML_H
 
-#include "../inputs/ds_config.h"
 #include "../inputs/platform.h"
 
 #include <stdio.h>

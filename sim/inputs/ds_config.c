@@ -563,11 +563,6 @@ unsigned ds_config_param_bytes(const TrainConfig *cfg)
     return cfg->precision == PRECISION_FP32 ? 4u : 2u;
 }
 
-const char *ds_config_precision_name(Precision p)
-{
-    return p == PRECISION_FP16 ? "fp16" : p == PRECISION_BF16 ? "bf16" : "fp32";
-}
-
 const char *ds_config_offload_name(OffloadDevice d)
 {
     return d == OFFLOAD_CPU ? "cpu" : d == OFFLOAD_NVME ? "nvme" : "none";

@@ -11,13 +11,13 @@
 #define ZEROSIM_INPUTS_DS_CONFIG_H
 
 #include "../common/err.h"
+#include "../common/precision.h"
 #include "../common/strlist.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum Precision { PRECISION_FP32, PRECISION_FP16, PRECISION_BF16 } Precision;
 
 typedef enum OffloadDevice { OFFLOAD_NONE, OFFLOAD_CPU, OFFLOAD_NVME } OffloadDevice;
 
@@ -88,8 +88,7 @@ int ds_config_resolve_batch(TrainConfig *cfg, uint64_t dp_size, BatchPlan *out, 
 /* Bytes of one element of the 16-bit (or fp32) working copy of params and grads. */
 unsigned ds_config_param_bytes(const TrainConfig *cfg);
 
-/* Human names for enums ("fp16", "nvme"). */
-const char *ds_config_precision_name(Precision p);
+/* Human name of an offload device ("cpu", "nvme", "none"). */
 const char *ds_config_offload_name(OffloadDevice d);
 
 void ds_config_fini(TrainConfig *cfg);

@@ -12,7 +12,7 @@
 #define ZEROSIM_INPUTS_PLATFORM_H
 
 #include "../common/err.h"
-#include "ds_config.h"
+#include "../common/precision.h"
 
 #include <stdbool.h>
 #include <stddef.h>

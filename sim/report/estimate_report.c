@@ -54,7 +54,7 @@ void estimate_report_text(FILE *out, const EstimateReport *r)
     fprintf(out,
             "training     %s, %s, optimizer %s; batch %llu = micro %llu x accumulation %llu x "
             "%llu GPUs; sequence %llu; recompute %s; flash attention %s\n",
-            stage_name(t), ds_config_precision_name(t->precision), t->optimizer,
+            stage_name(t), precision_name(t->precision), t->optimizer,
             (unsigned long long)s->global_batch, (unsigned long long)s->micro_batch,
             (unsigned long long)s->grad_accum, (unsigned long long)s->n_gpus,
             (unsigned long long)s->seq_len,
@@ -175,7 +175,7 @@ void estimate_report_json_inputs(JsonWriter *w, const EstimateReport *r)
     json_begin_object(w);
     json_kv_string(w, "file", t->file);
     json_kv_u64(w, "zero_stage", (uint64_t)t->zero.stage);
-    json_kv_string(w, "precision", ds_config_precision_name(t->precision));
+    json_kv_string(w, "precision", precision_name(t->precision));
     json_kv_string(w, "optimizer", t->optimizer);
     json_kv_string(w, "offload_optimizer",
                    ds_config_offload_name(t->zero.offload_optimizer.device));

@@ -62,7 +62,7 @@ void run_report_text(FILE *out, const RunReport *r)
             (unsigned long long)e->setup.grad_accum, (unsigned long long)e->setup.n_gpus,
             (unsigned long long)e->setup.seq_len,
             setup_recompute_name(e->setup.recompute, e->setup.checkpoint_every, rec, sizeof rec),
-            ds_config_precision_name(in->train->precision));
+            precision_name(in->train->precision));
 
     fprintf(out, "step time        %.4f s   (compute-bound lower bound %.4f s)\n", m.step_s,
             e->compute_bound_step_s);
