@@ -124,7 +124,7 @@ static Graph *build_zero3(uint32_t n, uint32_t n_logical, uint32_t n_layers, Err
         const double flops = is_fwd ? fwd_flops : 2.0 * fwd_flops;
         OpId *computes = allocs; /* reused: the ALLOC ids are no longer needed */
         for (uint32_t r = 0; r < n; r++) {
-            OpId c = graph_compute(g, r, STREAM_COMPUTE, DEVICE_GPU, flops, compute_label);
+            OpId c = graph_compute(g, r, STREAM_COMPUTE, DEVICE_GPU, PURPOSE_FORWARD, flops, compute_label);
             graph_depend(g, coll_ops[r], c);
             two_back[r] = graph_free(g, r, STREAM_COMPUTE, buffers[r]);
             computes[r] = c;

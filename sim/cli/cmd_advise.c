@@ -194,31 +194,9 @@ typedef struct SimResult {
 /* The largest share of rank 0's step. */
 static void bottleneck(const Breakdown *b, SimResult *out)
 {
-    static const char *const colls[] = {"exposed all-reduce", "exposed all-gather",
-                                        "exposed reduce-scatter", "exposed broadcast"};
-    struct {
-        const char *name;
-        double s;
-    } parts[] = {
-        {"compute", b->compute_s},
-        {"GPU optimizer", b->optimizer_s},
-        {colls[0], b->exposed_coll_s[0]},
-        {colls[1], b->exposed_coll_s[1]},
-        {colls[2], b->exposed_coll_s[2]},
-        {colls[3], b->exposed_coll_s[3]},
-        {"PCIe host-to-GPU", b->exposed_h2d_s},
-        {"PCIe GPU-to-host", b->exposed_d2h_s},
-        {"NVMe read", b->exposed_nvme_read_s},
-        {"NVMe write", b->exposed_nvme_write_s},
-        {"CPU optimizer", b->exposed_cpu_s},
-        {"idle", b->idle_s},
-    };
-    size_t best = 0;
-    for (size_t i = 1; i < sizeof parts / sizeof parts[0]; i++)
-        if (parts[i].s > parts[best].s)
-            best = i;
-    snprintf(out->bottleneck, sizeof out->bottleneck, "%s", parts[best].name);
-    out->share = b->total_s > 0 ? parts[best].s / b->total_s : 0.0;
+    BreakdownCategory best = breakdown_largest(b);
+    snprintf(out->bottleneck, sizeof out->bottleneck, "%s", breakdown_category(best)->short_name);
+    out->share = b->total_s > 0 ? b->time_s[best] / b->total_s : 0.0;
 }
 
 /* In a child process: build, run and summarise one candidate. */

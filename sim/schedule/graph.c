@@ -176,10 +176,13 @@ static OpId add_op(Graph *g, uint32_t rank, StreamKind stream, OpKind kind, uint
     return g->ops.n - 1;
 }
 
-OpId graph_compute(Graph *g, uint32_t rank, StreamKind stream, Device device, double amount,
-                   uint32_t label)
+OpId graph_compute(Graph *g, uint32_t rank, StreamKind stream, Device device, OpPurpose purpose,
+                   double amount, uint32_t label)
 {
-    return add_op(g, rank, stream, OP_COMPUTE, (uint8_t)device, amount, label);
+    assert(purpose < PURPOSE_N);
+    OpId id = add_op(g, rank, stream, OP_COMPUTE, (uint8_t)device, amount, label);
+    g->ops.items[id].purpose = (uint8_t)purpose;
+    return id;
 }
 
 OpId graph_copy(Graph *g, uint32_t rank, StreamKind stream, CopyKind kind, double bytes,
@@ -506,6 +509,14 @@ const char *graph_collective_name(CollectiveKind kind)
 {
     static const char *const names[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast"};
     return names[kind];
+}
+
+const char *graph_purpose_name(OpPurpose purpose)
+{
+    static const char *const names[] = {"none",      "forward",   "backward",
+                                         "recompute", "optimizer", "sync"};
+    _Static_assert(sizeof names / sizeof names[0] == PURPOSE_N, "one name per purpose");
+    return names[purpose];
 }
 
 const char *graph_stream_name(StreamKind kind)
