@@ -1,5 +1,5 @@
 /*
- * advice.c - ranking and explaining ZeRO configurations (see advice.h).
+ * advice.c - the ranked ZeRO configurations, as a table and explained (see advice.h).
  */
 #include "advice.h"
 
@@ -9,24 +9,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-static int compare(const void *pa, const void *pb)
-{
-    const Candidate *a = pa, *b = pb;
-    if (a->fits != b->fits)
-        return a->fits ? -1 : 1;
-    if (a->fits) {
-        if (a->tokens_per_s != b->tokens_per_s)
-            return a->tokens_per_s > b->tokens_per_s ? -1 : 1;
-        return a->gpu_bytes < b->gpu_bytes ? -1 : a->gpu_bytes > b->gpu_bytes;
-    }
-    return a->shortfall_bytes < b->shortfall_bytes ? -1 : a->shortfall_bytes > b->shortfall_bytes;
-}
-
-void advice_rank(Advice *a)
-{
-    qsort(a->candidates, a->n_candidates, sizeof *a->candidates, compare);
-}
 
 static const char *name(const Candidate *c, char *buf, size_t n)
 {

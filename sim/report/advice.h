@@ -3,8 +3,8 @@
  *
  * A candidate is one way to train the model on the cluster (ZeRO stage, what is offloaded,
  * micro-batch, activation checkpointing) with what the analytic estimate and, when it fits,
- * the simulation say about it. Ranking: configurations that fit first, then the highest
- * throughput, then the least GPU memory. The recommendation is explained in the terms of the
+ * the simulation say about it; the search and the ranking are study/advise.h's. The
+ * recommendation (the first candidate) is explained in the terms of the
  * seed chapter's selection guide (ZeRO-1 when parameters and gradients fit a GPU, ZeRO-2 when
  * parameters fit, ZeRO-3 when they do not, offload for few GPUs and large models, at the price
  * of PCIe transfers).
@@ -52,9 +52,6 @@ typedef struct Advice {
     Candidate *candidates; /* ranked, best first */
     size_t n_candidates;
 } Advice;
-
-/* Sorts the candidates best first. */
-void advice_rank(Advice *a);
 
 /* The ranked table and the recommendation paragraph. */
 void advice_text(FILE *out, const Advice *a);
