@@ -17,6 +17,8 @@
 
 #include "inputs/ds_config.h"
 #include "inputs/grid.h"
+#include "inputs/grid_point.h"
+#include "inputs/grid_report.h"
 #include "inputs/platform.h"
 #include "model/setup.h"
 #include "schedule/fsdp.h"

@@ -18,6 +18,8 @@
 #include "common/strlist.h"
 #include "common/xalloc.h"
 #include "inputs/grid.h"
+#include "inputs/grid_point.h"
+#include "inputs/grid_report.h"
 
 #include <errno.h>
 #include <fcntl.h>
