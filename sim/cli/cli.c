@@ -109,6 +109,22 @@ static int parse_scaled(const char *command, const char *option, const char *tex
     return 0;
 }
 
+int cli_choice(const char *command, const char *option, const Choices *choices, bool skip_first,
+               const char *text, int *out)
+{
+    if (text == NULL)
+        return 0;
+    int v = choices_parse(choices, text);
+    if (v < 0 || (skip_first && v == 0)) {
+        char expected[256];
+        return cli_usage_error(command, "%s: expected %s, got \"%s\"", option,
+                               choices_expected(choices, skip_first, expected, sizeof expected),
+                               text);
+    }
+    *out = v;
+    return 0;
+}
+
 int cli_count(const char *command, const char *option, const char *text, uint64_t *out)
 {
     return parse_scaled(command, option, text, false, out);

@@ -9,6 +9,7 @@
 #ifndef ZEROSIM_CLI_H
 #define ZEROSIM_CLI_H
 
+#include "common/choices.h"
 #include "common/err.h"
 #include "common/strlist.h"
 #include "model/estimate.h"
@@ -49,6 +50,12 @@ int cli_parse(const char *command, const char *help, int argc, char **argv, int 
     "                   (default: none)\n"                                                         \
     "  --flash-attention on|off\n"                                                                 \
     "                   attention without stored s x s scores (default: on)\n"
+
+/* The value of an enumerated option (text NULL: *out unchanged, 0). 0, or EXIT_BAD_USAGE with
+ * "OPTION: expected a, b or c, got \"TEXT\"" printed; skip_first leaves the table's first
+ * value (a "none" expressed by leaving the option out) out of what is accepted. */
+int cli_choice(const char *command, const char *option, const Choices *choices, bool skip_first,
+               const char *text, int *out);
 
 /* Fails with a usage error naming the first of options[first..last] that was not given. */
 int cli_require(const char *command, const CliOption *options, int first, int last);

@@ -59,17 +59,6 @@ enum {
     N_OPTS
 };
 
-static int parse_op(const char *text, CollectiveKind *out)
-{
-    for (int k = 0; k < COLL_N_KINDS; k++) {
-        if (strcmp(text, graph_collective_name((CollectiveKind)k)) == 0) {
-            *out = (CollectiveKind)k;
-            return 0;
-        }
-    }
-    return -1;
-}
-
 /* Simulates one collective of `bytes` over all n ranks; returns its time or -1. */
 static double simulate(uint32_t n, CollectiveKind op, double bytes, const EngineOptions *opts,
                        uint32_t *members, Err *err)
@@ -113,25 +102,12 @@ int cmd_collective(int argc, char **argv)
         return rc == 1 ? EXIT_OK : rc;
     if (cli_require(cmd, o, OPT_PLATFORM, OPT_OP))
         return EXIT_BAD_USAGE;
-    CollectiveKind op;
-    if (parse_op(o[OPT_OP].value, &op))
-        return cli_usage_error(cmd,
-                               "--op: expected all_reduce, all_gather, reduce_scatter or "
-                               "broadcast, got \"%s\"",
-                               o[OPT_OP].value);
-    EngineOptions opts = {.algo = COLL_ALGO_AUTO, .is_stepwise = o[OPT_STEPWISE].value != NULL};
-    const char *algo = o[OPT_ALGO].value;
-    if (algo != NULL) {
-        if (strcmp(algo, "ring") == 0)
-            opts.algo = COLL_ALGO_RING;
-        else if (strcmp(algo, "hier") == 0)
-            opts.algo = COLL_ALGO_HIER;
-        else if (strcmp(algo, "tree") == 0)
-            opts.algo = COLL_ALGO_TREE;
-        else if (strcmp(algo, "auto") != 0)
-            return cli_usage_error(cmd, "--algo: expected ring, tree, hier or auto, got \"%s\"",
-                                   algo);
-    }
+    int op_value = 0, algo = COLL_ALGO_AUTO;
+    if (cli_choice(cmd, "--op", &choices_collective, false, o[OPT_OP].value, &op_value) ||
+        cli_choice(cmd, "--algo", &choices_algo, false, o[OPT_ALGO].value, &algo))
+        return EXIT_BAD_USAGE;
+    const CollectiveKind op = (CollectiveKind)op_value;
+    EngineOptions opts = {.algo = (CollAlgo)algo, .is_stepwise = o[OPT_STEPWISE].value != NULL};
     uint64_t gpus = 0, nodes = 0, min_bytes = 8, max_bytes = 8ull << 30;
     if (cli_count(cmd, "--gpus", o[OPT_GPUS].value, &gpus) ||
         cli_count(cmd, "--nodes", o[OPT_NODES].value, &nodes) ||

@@ -182,35 +182,18 @@ int cmd_run(int argc, char **argv)
                              .n_steps = (uint32_t)steps,
                              .has_activations = true,
                              .delayed_param_update = o[OPT_DPU].value != NULL};
-    FsdpStrategy fsdp = FSDP_NONE;
-    const char *fsdp_text = o[OPT_FSDP].value, *prefetch = o[OPT_FSDP_PREFETCH].value;
-    if (fsdp_text && fsdp_parse(fsdp_text, &fsdp))
-        return cli_usage_error(cmd,
-                               "--fsdp: expected FULL_SHARD, SHARD_GRAD_OP, NO_SHARD or "
-                               "HYBRID_SHARD, got \"%s\"",
-                               fsdp_text);
-    if (prefetch && strcmp(prefetch, "on") != 0 && strcmp(prefetch, "off") != 0)
-        return cli_usage_error(cmd, "--fsdp-backward-prefetch: expected on or off, got \"%s\"",
-                               prefetch);
-    const char *schedule = o[OPT_SCHEDULE].value;
-    if (schedule && strcmp(schedule, "textbook") == 0)
-        sched.variant = SCHEDULE_TEXTBOOK;
-    else if (schedule && strcmp(schedule, "deepspeed") != 0)
-        return cli_usage_error(cmd, "--schedule: expected deepspeed or textbook, got \"%s\"",
-                               schedule);
-    const char *mode = o[OPT_MODE].value ? o[OPT_MODE].value : "auto";
-    if (strcmp(mode, "auto") != 0 && strcmp(mode, "full") != 0 && strcmp(mode, "symmetric") != 0)
-        return cli_usage_error(cmd, "--mode: expected auto, full or symmetric, got \"%s\"", mode);
-    EngineOptions eng = {.algo = COLL_ALGO_AUTO, .show_progress = isatty(fileno(stderr))};
-    const char *algo = o[OPT_ALGO].value;
-    if (algo && strcmp(algo, "hier") == 0)
-        eng.algo = COLL_ALGO_HIER;
-    else if (algo && strcmp(algo, "ring") == 0)
-        eng.algo = COLL_ALGO_RING;
-    else if (algo && strcmp(algo, "tree") == 0)
-        eng.algo = COLL_ALGO_TREE;
-    else if (algo && strcmp(algo, "auto") != 0)
-        return cli_usage_error(cmd, "--algo: expected auto, ring, tree or hier, got \"%s\"", algo);
+    int fsdp = FSDP_NONE, prefetch = 0 /* on */, variant = SCHEDULE_DEEPSPEED,
+        mode = SIM_MODE_AUTO, algo = COLL_ALGO_AUTO;
+    if (cli_choice(cmd, "--fsdp", &choices_fsdp, true, o[OPT_FSDP].value, &fsdp) ||
+        cli_choice(cmd, "--fsdp-backward-prefetch", &choices_on_off, false,
+                   o[OPT_FSDP_PREFETCH].value, &prefetch) ||
+        cli_choice(cmd, "--schedule", &choices_schedule, false, o[OPT_SCHEDULE].value,
+                   &variant) ||
+        cli_choice(cmd, "--mode", &choices_mode, false, o[OPT_MODE].value, &mode) ||
+        cli_choice(cmd, "--algo", &choices_algo, false, o[OPT_ALGO].value, &algo))
+        return EXIT_BAD_USAGE;
+    sched.variant = (ScheduleVariant)variant;
+    EngineOptions eng = {.algo = (CollAlgo)algo, .show_progress = isatty(fileno(stderr))};
 
     Err err = {0};
     ModelConfig model = {0};
@@ -248,7 +231,7 @@ int cmd_run(int argc, char **argv)
         goto done;
     }
     eng.traced = traced;
-    if (fsdp != FSDP_NONE && fsdp_apply(fsdp, prefetch == NULL || strcmp(prefetch, "on") == 0,
+    if (fsdp != FSDP_NONE && fsdp_apply((FsdpStrategy)fsdp, prefetch == 0,
                                         platform.gpus_per_node, &train, &sched, &err))
         goto done;
     cli_setup_defaults(seq, recompute, flash, model.max_seq, &setup_defaults);
@@ -260,7 +243,7 @@ int cmd_run(int argc, char **argv)
     Platform simulated = platform;
     bool is_symmetric =
         platform.n_nodes > 2 &&
-        (strcmp(mode, "symmetric") == 0 || (strcmp(mode, "auto") == 0 && platform.n_nodes > 4));
+        (mode == SIM_MODE_SYMMETRIC || (mode == SIM_MODE_AUTO && platform.n_nodes > 4));
     if (is_symmetric) {
         simulated.n_nodes = 2;
         sched.n_simulated_ranks = (uint32_t)platform_n_gpus(&simulated);
@@ -281,7 +264,7 @@ int cmd_run(int argc, char **argv)
                         .n_steps = (uint32_t)steps,
                         .schedule = zero_schedule_variant_name(sched.variant),
                         .algo = collective_algo_name(eng.algo),
-                        .mode = is_symmetric ? "symmetric" : "full",
+                        .mode = choices_name(&choices_mode, is_symmetric ? SIM_MODE_SYMMETRIC : SIM_MODE_FULL),
                         .simulated_gpus = graph_n_ranks(graph),
                         .build_wall_s = build_s};
     breakdown_rank(graph, &result, 0, &report.breakdown);

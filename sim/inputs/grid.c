@@ -32,16 +32,9 @@
 
 #define GRID_MAX_POINTS 100000000u /* ids are size_t; this keeps keys and files sane */
 
-/* The fixed dimensions in expansion order (the first varies slowest). The enumerations repeat
- * the commands' own (fsdp_parse, setup_recompute_parse, --algo, --mode, --schedule: inputs/ cannot
- * include schedule/ or model/); tests/test_grid.c checks they agree. */
-static const char *const fsdp_values[] = {"none",     "FULL_SHARD",   "SHARD_GRAD_OP",
-                                          "NO_SHARD", "HYBRID_SHARD", NULL};
-static const char *const on_off_values[] = {"on", "off", NULL};
-static const char *const schedule_values[] = {"deepspeed", "textbook", NULL};
-static const char *const algo_values[] = {"auto", "ring", "tree", "hier", NULL};
-static const char *const mode_values[] = {"auto", "full", "symmetric", NULL};
-
+/* The fixed dimensions in expansion order (the first varies slowest). The enumerations are
+ * the commands' own tables (common/choices.h); activation checkpointing's every:N has the
+ * grammar of setup_recompute_parse, which tests/test_grid.c checks. */
 const DimSpec grid_fixed_specs[N_FIXED] = {
     [D_MODEL] = {"models", "model", "--model", KIND_NAME, true, false, NULL, 0,
                  "a shipped model name or a .json path"},
@@ -61,15 +54,12 @@ const DimSpec grid_fixed_specs[N_FIXED] = {
                 "--activation-checkpointing", KIND_CKPT, false, false, NULL, 0,
                 "none, selective, full or every:N"},
     [D_FLASH] = {"flash_attention", "flash_attention", "--flash-attention", KIND_ENUM, false, false,
-                 on_off_values, 0, "on or off"},
-    [D_FSDP] = {"fsdp", "fsdp", "--fsdp", KIND_ENUM, false, true, fsdp_values, 0,
-                "none, FULL_SHARD, SHARD_GRAD_OP, NO_SHARD or HYBRID_SHARD"},
-    [D_SCHEDULE] = {"schedule", "schedule", "--schedule", KIND_ENUM, false, true, schedule_values,
-                    0, "deepspeed or textbook"},
-    [D_ALGO] = {"algo", "algo", "--algo", KIND_ENUM, false, true, algo_values, 0,
-                "auto, ring, tree or hier"},
-    [D_MODE] = {"mode", "mode", "--mode", KIND_ENUM, false, true, mode_values, 0,
-                "auto, full or symmetric"},
+                 &choices_on_off, 0, NULL},
+    [D_FSDP] = {"fsdp", "fsdp", "--fsdp", KIND_ENUM, false, true, &choices_fsdp, 0, NULL},
+    [D_SCHEDULE] = {"schedule", "schedule", "--schedule", KIND_ENUM, false, true,
+                    &choices_schedule, 0, NULL},
+    [D_ALGO] = {"algo", "algo", "--algo", KIND_ENUM, false, true, &choices_algo, 0, NULL},
+    [D_MODE] = {"mode", "mode", "--mode", KIND_ENUM, false, true, &choices_mode, 0, NULL},
     [D_STEPS] = {"steps", "steps", "--steps", KIND_COUNT, false, true, NULL, 1000, NULL},
     [D_CALIBRATION] = {"calibration", "calibration", "--calibration", KIND_NAME, false, true, NULL,
                        0, "a zerosim-calibrate .json path"},
@@ -256,7 +246,11 @@ static const char *list_expected(const DimSpec *spec, char *buf, size_t buf_size
                  (unsigned long long)spec->max);
     else if (spec->kind == KIND_NUMBER)
         snprintf(buf, buf_size, "a list of numbers (or one)");
-    else
+    else if (spec->kind == KIND_ENUM) {
+        char listed[256];
+        snprintf(buf, buf_size, "a list of strings (or one): %s",
+                 choices_expected(spec->choices, false, listed, sizeof listed));
+    } else
         snprintf(buf, buf_size, "a list of strings (or one): %s", spec->expected);
     return buf;
 }
@@ -296,15 +290,17 @@ static int read_value(const Parser *ps, const DimSpec *spec, const cJSON *v, con
         *out_number = v->valuedouble;
         *out_text = xstrdup(grid_format_number(v->valuedouble, buf, sizeof buf));
         return 0;
-    case KIND_ENUM:
-        if (cJSON_IsString(v))
-            for (size_t k = 0; spec->values[k]; k++)
-                if (strcasecmp(v->valuestring, spec->values[k]) == 0) {
-                    *out_text = xstrdup(spec->values[k]);
-                    return 0;
-                }
-        return err_set(ps->err, "%s: %s: expected %s, got %s", ps->file, where, spec->expected,
-                       found);
+    case KIND_ENUM: {
+        /* case-insensitive for every table, as grids always were */
+        for (size_t k = 0; cJSON_IsString(v) && k < choices_count(spec->choices); k++)
+            if (strcasecmp(v->valuestring, choices_name(spec->choices, (int)k)) == 0) {
+                *out_text = xstrdup(choices_name(spec->choices, (int)k));
+                return 0;
+            }
+        char listed[256];
+        return err_set(ps->err, "%s: %s: expected %s, got %s", ps->file, where,
+                       choices_expected(spec->choices, false, listed, sizeof listed), found);
+    }
     case KIND_CKPT:
         if (!cJSON_IsString(v) || !is_ckpt(v->valuestring))
             return err_set(ps->err, "%s: %s: expected %s, got %s", ps->file, where, spec->expected,

@@ -6,6 +6,7 @@
 #ifndef ZEROSIM_INPUTS_GRID_INTERNAL_H
 #define ZEROSIM_INPUTS_GRID_INTERNAL_H
 
+#include "../common/choices.h"
 #include "grid.h"
 #include "jsonfile.h"
 
@@ -28,7 +29,7 @@ typedef struct DimSpec {
     DimKind kind;
     bool is_required;
     bool is_run_only;
-    const char *const *values; /* KIND_ENUM */
+    const Choices *choices;    /* KIND_ENUM: common/choices.h's table */
     uint64_t max;              /* KIND_COUNT */
     const char *expected;      /* one value, for messages */
 } DimSpec;

@@ -8,6 +8,7 @@
  */
 #include "graph.h"
 
+#include "../common/choices.h"
 #include "../common/xalloc.h"
 
 #include <assert.h>
@@ -507,8 +508,8 @@ double graph_buffer_bytes(const Graph *g, uint32_t buffer, MemSpace *out_space,
 
 const char *graph_collective_name(CollectiveKind kind)
 {
-    static const char *const names[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast"};
-    return names[kind];
+    assert(choices_count(&choices_collective) == COLL_N_KINDS);
+    return choices_name(&choices_collective, (int)kind);
 }
 
 const char *graph_purpose_name(OpPurpose purpose)

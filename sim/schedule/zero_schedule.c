@@ -10,6 +10,10 @@
 
 #include "builder.h"
 
+#include "../common/choices.h"
+
+_Static_assert(SCHEDULE_DEEPSPEED == 0 && SCHEDULE_TEXTBOOK == 1,
+               "choices_schedule lists the variants in ScheduleVariant order");
 #include "../common/xalloc.h"
 
 #include <stdio.h>
@@ -615,5 +619,5 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
 
 const char *zero_schedule_variant_name(ScheduleVariant v)
 {
-    return v == SCHEDULE_TEXTBOOK ? "textbook" : "deepspeed";
+    return choices_name(&choices_schedule, (int)v);
 }
