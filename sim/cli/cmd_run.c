@@ -20,6 +20,7 @@
 #include "report/run_report.h"
 #include "report/trace.h"
 #include "schedule/fsdp.h"
+#include "schedule/symmetric.h"
 #include "schedule/zero_schedule.h"
 
 #include <errno.h>
@@ -240,16 +241,10 @@ int cmd_run(int argc, char **argv)
     if (estimate_build(&model, &train, &platform, &est_opts, &est, &err))
         goto done;
     /* Symmetric mode: two representative nodes stand for all of them. */
-    Platform simulated = platform;
-    bool is_symmetric =
-        platform.n_nodes > 2 &&
-        (mode == SIM_MODE_SYMMETRIC || (mode == SIM_MODE_AUTO && platform.n_nodes > 4));
-    if (is_symmetric) {
-        simulated.n_nodes = 2;
-        sched.n_simulated_ranks = (uint32_t)platform_n_gpus(&simulated);
-        for (uint32_t r = (uint32_t)platform_n_gpus(&simulated); r < n_ranks; r++)
-            traced[r] = false;
-    }
+    Platform simulated;
+    const bool is_symmetric = symmetric_choose(&platform, (SimMode)mode, &simulated, &sched);
+    for (uint32_t r = (uint32_t)platform_n_gpus(&simulated); r < n_ranks; r++)
+        traced[r] = false;
     double t0 = wall_now();
     graph = zero_schedule_build(&model, &train, &platform, &est.setup, &sched, &err);
     if (graph == NULL)
