@@ -78,6 +78,20 @@ int cli_load_inputs(const char *model_arg, const char *config_arg, const char *p
 int cli_write_file(const char *path, const char *what, void (*write)(FILE *out, const void *data),
                    const void *data, Err *err);
 
+/* A report's two writers: the human text and the JSON (docs/JSON-SCHEMA.md). */
+typedef void (*CliWriter)(FILE *out, const void *data);
+
+/* Emits a report as --json asks: json_path NULL, the text on stdout; "-", only the JSON on
+ * stdout; a path, the text on stdout and the JSON in the file. 0, or EXIT_BAD_INPUT with err
+ * set when the file cannot be written (stdout is checked by main before it exits). */
+int cli_emit_report(const char *json_path, CliWriter text, CliWriter json, const void *data,
+                    Err *err);
+
+/* Checks, before any work, that `path` (an output file option's value; NULL and "-" are
+ * fine) can be written: an existing writable file, or a new name in a writable directory.
+ * Nothing is created. 0, or EXIT_BAD_INPUT with err set ("PATH: cannot write WHAT: reason"). */
+int cli_check_output(const char *path, const char *what, Err *err);
+
 /* Records in `defaults` the run choices the command line left to zerosim. */
 void cli_setup_defaults(const char *seq_len, const char *recompute, const char *flash,
                         uint64_t model_max_seq, StrList *defaults);

@@ -91,6 +91,11 @@ static int write_config(const char *path, const Candidate *best, const char *pre
     return 0;
 }
 
+static void write_text_report(FILE *out, const void *advice)
+{
+    advice_text(out, advice);
+}
+
 static void write_json(FILE *out, const void *advice)
 {
     advice_json(out, advice);
@@ -130,7 +135,9 @@ int cmd_advise(int argc, char **argv)
     Err err = {0};
     ModelConfig model = {0};
     Platform p;
-    if (model_config_load(&model, o[OPT_MODEL].value, cli_data_dir(), &err) ||
+    if (cli_check_output(o[OPT_JSON].value, "the JSON report", &err) ||
+        cli_check_output(o[OPT_WRITE_CONFIG].value, "the recommended config", &err) ||
+        model_config_load(&model, o[OPT_MODEL].value, cli_data_dir(), &err) ||
         platform_load(&p, o[OPT_PLATFORM].value, cli_data_dir(), &err)) {
         fprintf(stderr, "zerosim: %s\n", err.msg);
         model_config_fini(&model);
@@ -161,14 +168,7 @@ int cmd_advise(int argc, char **argv)
     params_count(&model, &params);
     Advice advice = {&model, &p, (double)params.total, seq, batch, cands, n_cands};
     const char *json = o[OPT_JSON].value;
-    exit_code = EXIT_OK;
-    if (json && strcmp(json, "-") == 0) {
-        advice_json(stdout, &advice);
-    } else {
-        advice_text(stdout, &advice);
-        if (json)
-            exit_code = cli_write_file(json, "the JSON report", write_json, &advice, &err);
-    }
+    exit_code = cli_emit_report(json, write_text_report, write_json, &advice, &err);
     const char *config_path = o[OPT_WRITE_CONFIG].value;
     if (exit_code == EXIT_OK && config_path) {
         if (n_cands == 0 || !cands[0].fits) {

@@ -77,9 +77,16 @@ static double simulate(uint32_t n, CollectiveKind op, double bytes, const Engine
 }
 
 typedef struct Table {
+    const char *title;
     const CollectiveRow *rows;
     size_t n_rows;
 } Table;
+
+static void write_text(FILE *out, const void *table)
+{
+    const Table *t = table;
+    collective_report_text(out, t->title, t->rows, t->n_rows);
+}
 
 static void write_json(FILE *out, const void *table)
 {
@@ -122,7 +129,8 @@ int cmd_collective(int argc, char **argv)
 
     Err err = {0};
     Platform platform;
-    if (platform_load(&platform, o[OPT_PLATFORM].value, cli_data_dir(), &err)) {
+    if (cli_check_output(o[OPT_JSON].value, "the JSON report", &err) ||
+        platform_load(&platform, o[OPT_PLATFORM].value, cli_data_dir(), &err)) {
         fprintf(stderr, "zerosim: %s\n", err.msg);
         return EXIT_BAD_INPUT;
     }
@@ -170,14 +178,8 @@ int cmd_collective(int argc, char **argv)
                  ? "auto (tree below 256 MiB, ring above)"
                  : collective_algo_name(collective_resolve(opts.algo, aligned, op, 0.0)),
              opts.is_stepwise ? "stepwise" : "fluid");
-    const char *json = o[OPT_JSON].value;
-    if (json && strcmp(json, "-") == 0) {
-        collective_report_json(stdout, rows, n_rows);
-        return EXIT_OK;
-    }
-    collective_report_text(stdout, title, rows, n_rows);
-    Table table = {rows, n_rows};
-    if (json && cli_write_file(json, "the JSON report", write_json, &table, &err)) {
+    Table table = {title, rows, n_rows};
+    if (cli_emit_report(o[OPT_JSON].value, write_text, write_json, &table, &err)) {
         fprintf(stderr, "zerosim: %s\n", err.msg);
         return EXIT_BAD_INPUT;
     }

@@ -67,8 +67,10 @@ static const char *const help =
     "                   data-parallel steps on a fabric without shared bottlenecks, and\n"
     "                   far faster); auto: symmetric beyond 4 nodes (default)\n"
     "  --json FILE|-    also write the JSON report to FILE; '-' writes only JSON to stdout\n"
-    "  --trace FILE     write a Chrome trace (opens in Perfetto) of the traced ranks\n"
-    "  --trace-ranks L  ranks to trace: a list like 0,1,8-15 (default 0)\n"
+    "  --trace FILE|-   write a Chrome trace (opens in Perfetto) of the traced ranks; '-'\n"
+    "                   writes only the trace to stdout\n"
+    "  --trace-ranks L  ranks to trace: a list like 0,1,8-15 (default 0); in symmetric mode\n"
+    "                   only the two simulated nodes' ranks\n"
     "  -h, --help       this text\n"
     "\n"
     "Exit codes: 0 success, 1 bad input file, 2 bad command line, 3 the configuration\n"
@@ -133,6 +135,11 @@ static int parse_ranks(const char *text, uint32_t n, bool *flags)
     return 0;
 }
 
+static void write_text(FILE *out, const void *report)
+{
+    run_report_text(out, report);
+}
+
 static void write_json(FILE *out, const void *report)
 {
     run_report_json(out, report);
@@ -194,6 +201,11 @@ int cmd_run(int argc, char **argv)
         cli_choice(cmd, "--algo", &choices_algo, false, o[OPT_ALGO].value, &algo))
         return EXIT_BAD_USAGE;
     sched.variant = (ScheduleVariant)variant;
+    const char *json = o[OPT_JSON].value, *trace = o[OPT_TRACE].value;
+    const bool is_trace_stdout = trace && strcmp(trace, "-") == 0;
+    if (is_trace_stdout && json && strcmp(json, "-") == 0)
+        return cli_usage_error(cmd, "--json - and --trace -: expected at most one of them on "
+                                    "stdout, got both");
     EngineOptions eng = {.algo = (CollAlgo)algo, .show_progress = isatty(fileno(stderr))};
 
     Err err = {0};
@@ -206,6 +218,9 @@ int cmd_run(int argc, char **argv)
     bool *traced = NULL;
     EngineResult result = {0};
     int exit_code = EXIT_BAD_INPUT;
+    if (cli_check_output(json, "the JSON report", &err) ||
+        cli_check_output(trace, "the trace", &err))
+        goto done;
     exit_code = cli_load_inputs(o[OPT_MODEL].value, o[OPT_CONFIG].value, o[OPT_PLATFORM].value,
                                 gpus, nodes, &model, &train, &platform, &err);
     if (exit_code)
@@ -243,8 +258,16 @@ int cmd_run(int argc, char **argv)
     /* Symmetric mode: two representative nodes stand for all of them. */
     Platform simulated;
     const bool is_symmetric = symmetric_choose(&platform, (SimMode)mode, &simulated, &sched);
-    for (uint32_t r = (uint32_t)platform_n_gpus(&simulated); r < n_ranks; r++)
-        traced[r] = false;
+    const uint32_t n_simulated = (uint32_t)platform_n_gpus(&simulated);
+    for (uint32_t r = n_simulated; r < n_ranks && ranks != NULL; r++)
+        if (traced[r]) {
+            exit_code = cli_usage_error(cmd,
+                                        "--trace-ranks: expected ranks below %u, the ranks "
+                                        "symmetric mode simulates (two nodes), got \"%s\" "
+                                        "(--mode full simulates and traces every rank)",
+                                        n_simulated, ranks);
+            goto done;
+        }
     double t0 = wall_now();
     graph = zero_schedule_build(&model, &train, &platform, &est.setup, &sched, &err);
     if (graph == NULL)
@@ -263,16 +286,14 @@ int cmd_run(int argc, char **argv)
                         .simulated_gpus = graph_n_ranks(graph),
                         .build_wall_s = build_s};
     breakdown_rank(graph, &result, 0, &report.breakdown);
-    const char *json = o[OPT_JSON].value;
-    if (json && strcmp(json, "-") == 0) {
-        run_report_json(stdout, &report);
-    } else {
-        run_report_text(stdout, &report);
+    if (is_trace_stdout) { /* only the trace on stdout, as --json - */
+        trace_write_to(stdout, graph, &result, traced);
         if (json && cli_write_file(json, "the JSON report", write_json, &report, &err))
             goto done;
-    }
-    if (o[OPT_TRACE].value && trace_write(o[OPT_TRACE].value, graph, &result, traced, &err))
+    } else if (cli_emit_report(json, write_text, write_json, &report, &err) ||
+               (trace && trace_write(trace, graph, &result, traced, &err))) {
         goto done;
+    }
     uint32_t oom_rank;
     MemSpace oom_space;
     exit_code =
