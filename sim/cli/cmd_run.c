@@ -11,6 +11,7 @@
 
 #include "common/err.h"
 #include "common/xalloc.h"
+#include "engine/capacity.h"
 #include "engine/engine.h"
 #include "inputs/calibration.h"
 #include "inputs/ds_config.h"
@@ -268,6 +269,10 @@ int cmd_run(int argc, char **argv)
                                         n_simulated, ranks);
             goto done;
         }
+    /* Every rank has at least a compute and a gradient-reduce stream: refuse a run that
+     * cannot fit before building its graph and platform (engine_run checks exactly). */
+    if (capacity_check_actors(2 * n_simulated, &err))
+        goto done;
     double t0 = wall_now();
     graph = zero_schedule_build(&model, &train, &platform, &est.setup, &sched, &err);
     if (graph == NULL)

@@ -11,6 +11,7 @@
 #include "../model/estimate.h"
 #include "../report/breakdown.h"
 #include "../report/run_report.h"
+#include "../schedule/symmetric.h"
 #include "../schedule/zero_schedule.h"
 
 #include <stdbool.h>
@@ -92,10 +93,13 @@ static void simulate_child(void *arg, void *result)
     EngineOptions eng = {.algo = COLL_ALGO_AUTO};
     if (advise_config_parse(c, req->precision, &train, &err))
         goto done;
+    /* the mode `zerosim run` chooses: beyond four nodes, two stand for all of them */
+    Platform simulated;
+    symmetric_choose(req->platform, SIM_MODE_AUTO, &simulated, &sched);
     if (estimate_build(req->model, &train, req->platform, &opts, &est, &err) ||
         (g = zero_schedule_build(req->model, &train, req->platform, &est.setup, &sched, &err)) ==
             NULL ||
-        engine_init(req->platform, train.precision, &err) || engine_run(g, &eng, &r, &err)) {
+        engine_init(&simulated, train.precision, &err) || engine_run(g, &eng, &r, &err)) {
         ds_config_fini(&train);
         goto done;
     }

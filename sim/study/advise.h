@@ -7,7 +7,8 @@
  * the platform has NVMe), each with and without full activation checkpointing. For each, the
  * analytic estimate picks the largest micro-batch that fits (a power of two dividing the global
  * batch share, when one is given); the candidates that fit are then simulated, each in its own
- * process (study/child.h), and ranked: configurations that fit first, then the highest
+ * process (study/child.h) and in the mode `zerosim run --mode auto` chooses (two nodes for all
+ * of them beyond four nodes), and ranked: configurations that fit first, then the highest
  * throughput, then the least GPU memory; among those that do not fit, the smallest shortfall.
  * Printing the result is report/advice.h's.
  */
