@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -76,18 +77,10 @@ static char *read_text(const char *name)
     return text;
 }
 
-/* Runs `zerosim sweep ARGS...` in dir; stdout to stdout.txt, stderr to stderr.txt. Returns
- * the exit code. */
-static int sweep(const char *first, ...)
+/* Starts `zerosim sweep` with argv (from argv[2] on) in dir, TMPDIR=dir; stdout to
+ * stdout.txt, stderr to stderr.txt. Returns the pid. */
+static pid_t start_sweep(const char **argv)
 {
-    const char *argv[32] = {"zerosim", "sweep", first};
-    int n = 3;
-    va_list ap;
-    va_start(ap, first);
-    for (const char *a; (a = va_arg(ap, const char *)) != NULL && n < 31;)
-        argv[n++] = a;
-    va_end(ap);
-    argv[n] = NULL;
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
@@ -99,9 +92,25 @@ static int sweep(const char *first, ...)
             _exit(126);
         dup2(out, STDOUT_FILENO);
         dup2(err, STDERR_FILENO);
+        setenv("TMPDIR", dir, 1);
         execv(zerosim, (char *const *)argv);
         _exit(127);
     }
+    return pid;
+}
+
+/* Runs `zerosim sweep ARGS...` (NULL-terminated) as start_sweep does. Returns the exit code. */
+static int sweep(const char *first, ...)
+{
+    const char *argv[32] = {"zerosim", "sweep", first};
+    int n = 3;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a; (a = va_arg(ap, const char *)) != NULL && n < 31;)
+        argv[n++] = a;
+    va_end(ap);
+    argv[n] = NULL;
+    pid_t pid = start_sweep(argv);
     int status = 0;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     if (!WIFEXITED(status))
@@ -213,8 +222,9 @@ static void test_sweep_jobs_do_not_change_results(void **state)
     run_ok(sweep("run.json", "-j", "1", "--out", "j1.csv", NULL));
     run_ok(sweep("run.json", "-j", "2", "--out", "j2.csv", NULL));
     char *j1 = read_text("j1.csv"), *j2 = read_text("j2.csv");
-    assert_int_equal(count_lines(j1), 1 + 12);
-    char *s1 = sorted_rows(j1, 1), *s2 = sorted_rows(j2, 1);
+    assert_int_equal(count_lines(j1), 2 + 12); /* the sweep header, the columns, the rows */
+    assert_memory_equal(j1, "# zerosim-sweep {\"format\":1,", 28);
+    char *s1 = sorted_rows(j1, 2), *s2 = sorted_rows(j2, 2);
     assert_string_equal(s1, s2);
     assert_memory_equal(j1, j2, (size_t)(strchr(j1, '\n') - j1));
     /* Out of memory is a row like any other; a failed point is a row with its message. */
@@ -231,7 +241,8 @@ static void test_sweep_jobs_do_not_change_results(void **state)
     run_ok(sweep("estimate.json", "--out", "e1.jsonl", NULL));
     run_ok(sweep("estimate.json", "-j", "3", "--out", "e3.jsonl", NULL));
     char *e1 = read_text("e1.jsonl"), *e3 = read_text("e3.jsonl");
-    assert_int_equal(count_lines(e1), 16);
+    assert_int_equal(count_lines(e1), 1 + 16);
+    assert_memory_equal(e1, "{\"zerosim_sweep\":{", 17);
     s1 = sorted_rows(e1, 0);
     s2 = sorted_rows(e3, 0);
     assert_string_equal(s1, s2);
@@ -250,10 +261,10 @@ static void test_sweep_resume_skips_finished_rows(void **state)
     run_ok(sweep("run.json", "--out", "full.csv", NULL));
     char *full = read_text("full.csv");
 
-    /* Keep the header and three rows, mark the second kept row (its message column is last
+    /* Keep the headers and three rows, mark the second kept row (its message column is last
      * and empty for an ok row), and tear the fourth row as an interruption would. */
-    char *part = head(full, 4, 25);
-    char *second = strchr(strchr(part, '\n') + 1, '\n') + 1;
+    char *part = head(full, 5, 25);
+    char *second = strchr(strchr(strchr(part, '\n') + 1, '\n') + 1, '\n') + 1;
     char *end = strchr(second, '\n');
     assert_memory_equal(end - 1, ",", 1);
     const char marker[] = "kept, not recomputed";
@@ -278,7 +289,7 @@ static void test_sweep_resume_skips_finished_rows(void **state)
                              "fit), 3 already in part.csv\n");
     free(err);
     char *resumed = read_text("part.csv");
-    assert_int_equal(count_lines(resumed), 13);
+    assert_int_equal(count_lines(resumed), 14);
     /* The marked row was kept as it was: not computed again. */
     char *at = strstr(resumed, marker);
     assert_non_null(at);
@@ -328,27 +339,154 @@ static void test_sweep_shards_partition_the_grid(void **state)
     run_ok(sweep("run.json", "--shard", "0/2", "--out", "s0.csv", NULL));
     run_ok(sweep("run.json", "--shard", "1/2", "-j", "2", "--out", "s1.csv", NULL));
     char *whole = read_text("whole.csv"), *s0 = read_text("s0.csv"), *s1 = read_text("s1.csv");
-    assert_int_equal(count_lines(s0), 1 + 6);
-    assert_int_equal(count_lines(s1), 1 + 6);
+    assert_int_equal(count_lines(s0), 2 + 6);
+    assert_int_equal(count_lines(s1), 2 + 6);
+    assert_non_null(strstr(s1, "\"shard\":\"1/2\""));
     /* Shard I holds the ids congruent to I. */
-    for (const char *p = strchr(s0, '\n') + 1; *p; p = strchr(p, '\n') + 1)
+    const char *rows0 = strchr(strchr(s0, '\n') + 1, '\n') + 1;
+    const char *rows1 = strchr(strchr(s1, '\n') + 1, '\n') + 1;
+    for (const char *p = rows0; *p; p = strchr(p, '\n') + 1)
         assert_int_equal(atoi(p) % 2, 0);
-    for (const char *p = strchr(s1, '\n') + 1; *p; p = strchr(p, '\n') + 1)
+    for (const char *p = rows1; *p; p = strchr(p, '\n') + 1)
         assert_int_equal(atoi(p) % 2, 1);
-    /* Header once, then both shards' rows: the whole grid. */
+    /* Both shards' rows: the whole grid, under the same columns. */
     size_t n = strlen(s0) + strlen(s1) + 1;
     char *both = calloc(1, n);
-    strcat(both, s0);
-    strcat(both, strchr(s1, '\n') + 1);
-    char *a = sorted_rows(whole, 1), *b = sorted_rows(both, 1);
+    strcat(both, rows0);
+    strcat(both, rows1);
+    char *a = sorted_rows(whole, 2), *b = sorted_rows(both, 0);
     assert_string_equal(a, b);
-    assert_memory_equal(whole, s1, (size_t)(strchr(whole, '\n') - whole));
+    const char *columns = strchr(whole, '\n') + 1;
+    assert_memory_equal(columns, strchr(s1, '\n') + 1, (size_t)(strchr(columns, '\n') - columns));
     free(a);
     free(b);
     free(both);
     free(whole);
     free(s0);
     free(s1);
+}
+
+/* Copies a shipped file into dir under another name. */
+static void copy_in(const char *from, const char *name)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", ZEROSIM_SOURCE_DIR, from);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char text[65536];
+    size_t n = fread(text, 1, sizeof text, f);
+    fclose(f);
+    write_text(name, text, n);
+}
+
+/* Counts the entries of dir whose name starts with prefix. */
+static size_t count_entries(const char *prefix)
+{
+    DIR *d = opendir(dir);
+    size_t n = 0;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Issue 15: a resumed sweep keeps only rows it would write now. A row damaged in the middle,
+ * an edited grid and an input changed behind the same name are refused, saying what and
+ * where; a sweep killed with SIGKILL resumes to the uninterrupted result and its derived
+ * inputs' directory is cleaned up by the next run. */
+static void test_sweep_resume_keeps_only_what_it_would_write(void **state)
+{
+    (void)state;
+    static const char grid[] =
+        "{\"models\": [\"m.json\"], \"configs\": [\"zero2\", \"zero3\"],\n"
+        " \"platforms\": [\"workstation-2x-titan-rtx\"], \"gpus\": [1, 2],\n"
+        " \"micro_batch\": [1, 2, 4], \"seq_len\": 128}\n";
+    copy_in("workloads/models/gpt2-1.5b.json", "m.json");
+    write_text("g.json", grid, sizeof grid - 1);
+    run_ok(sweep("g.json", "--out", "ref.csv", NULL));
+    char *ref = read_text("ref.csv");
+    assert_int_equal(count_lines(ref), 2 + 12);
+
+    /* a row damaged in the middle (its status) */
+    char *damaged = strdup(ref);
+    char *row4 = damaged;
+    for (int i = 0; i < 3; i++)
+        row4 = strchr(row4, '\n') + 1;
+    char *ok = strstr(row4, ",ok,");
+    assert_non_null(ok);
+    ok[1] = 'O';
+    write_text("damaged.csv", damaged, strlen(damaged));
+    assert_int_equal(sweep("g.json", "--out", "damaged.csv", NULL), 1);
+    char *err = read_text("stderr.txt");
+    assert_string_equal(err, "zerosim: damaged.csv:4: expected a complete row of this sweep, "
+                             "got one that is not (its status is neither ok nor error): remove "
+                             "that line to compute its point again\n");
+    free(err);
+    free(damaged);
+
+    /* the same row twice */
+    size_t n_ref = strlen(ref);
+    char *twice = calloc(1, 2 * n_ref);
+    memcpy(twice, ref, n_ref);
+    const char *last = ref + n_ref - 1;
+    while (last > ref && last[-1] != '\n')
+        last--;
+    strcat(twice, last);
+    write_text("twice.csv", twice, strlen(twice));
+    assert_int_equal(sweep("g.json", "--out", "twice.csv", NULL), 1);
+    err = read_text("stderr.txt");
+    assert_non_null(strstr(err, "twice.csv: expected one row per point, got two for"));
+    free(err);
+    free(twice);
+
+    /* the grid edited: a value added changes the points' ids */
+    static const char edited[] =
+        "{\"models\": [\"m.json\"], \"configs\": [\"zero2\", \"zero3\"],\n"
+        " \"platforms\": [\"workstation-2x-titan-rtx\"], \"gpus\": [1, 2],\n"
+        " \"micro_batch\": [1, 2, 3, 4], \"seq_len\": 128}\n";
+    write_text("g2.json", edited, sizeof edited - 1);
+    write_text("edited.csv", ref, n_ref);
+    assert_int_equal(sweep("g2.json", "--out", "edited.csv", NULL), 1);
+    err = read_text("stderr.txt");
+    assert_non_null(strstr(err, "edited.csv: expected rows of the grid g2.json as it is now, "
+                                "got rows of a grid that differs (g.json, 12 points;"));
+    free(err);
+
+    /* an input changed behind the same name */
+    char *model = read_text("m.json");
+    char *at = strstr(model, "\"n_positions\": 1024");
+    assert_non_null(at);
+    memcpy(at, "\"n_positions\": 2048", 19);
+    write_text("m.json", model, strlen(model));
+    write_text("changed.csv", ref, n_ref);
+    assert_int_equal(sweep("g.json", "--out", "changed.csv", NULL), 1);
+    err = read_text("stderr.txt");
+    assert_non_null(strstr(err, "changed.csv: expected rows computed from m.json as it is now, "
+                                "got rows computed from another version of it"));
+    free(err);
+    free(model);
+    copy_in("workloads/models/gpt2-1.5b.json", "m.json");
+
+    /* killed with SIGKILL, then resumed: the uninterrupted result; the derived inputs of the
+     * killed run (batch sizes) are removed by the next one */
+    const char *argv[] = {"zerosim", "sweep", "g.json", "-j", "2", "--out", "killed.csv", NULL};
+    pid_t pid = start_sweep(argv);
+    usleep(400 * 1000);
+    kill(pid, SIGKILL);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    usleep(300 * 1000); /* its orphaned workers finish (their rows are lost) */
+    run_ok(sweep("g.json", "-j", "2", "--out", "killed.csv", NULL));
+    char *resumed = read_text("killed.csv");
+    char *a = sorted_rows(ref, 2), *b = sorted_rows(resumed, 2);
+    assert_string_equal(a, b);
+    assert_memory_equal(ref, resumed, (size_t)(strchr(ref, '\n') - ref));
+    assert_int_equal(count_entries("zerosim-sweep-"), 0);
+    free(a);
+    free(b);
+    free(resumed);
+    free(ref);
 }
 
 static void test_sweep_command_line_and_input_errors(void **state)
@@ -375,9 +513,9 @@ static void test_sweep_command_line_and_input_errors(void **state)
     run_ok(sweep("estimate.json", "--out", "other.csv", NULL));
     assert_int_equal(sweep("run.json", "--out", "other.csv", NULL), 1);
     err = read_text("stderr.txt");
-    assert_string_equal(err, "zerosim: other.csv:1: expected the CSV header of this grid's "
-                             "columns, got another one (a different grid or command wrote it: "
-                             "use another --out)\n");
+    assert_string_equal(err, "zerosim: other.csv: expected rows of `zerosim run`, got rows of "
+                             "`zerosim estimate`: use another --out, or remove the file to start "
+                             "again\n");
     free(err);
 }
 
@@ -387,6 +525,7 @@ int main(void)
         cmocka_unit_test(test_sweep_jobs_do_not_change_results),
         cmocka_unit_test(test_sweep_resume_skips_finished_rows),
         cmocka_unit_test(test_sweep_shards_partition_the_grid),
+        cmocka_unit_test(test_sweep_resume_keeps_only_what_it_would_write),
         cmocka_unit_test(test_sweep_command_line_and_input_errors),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -206,7 +206,7 @@ int cmd_sweep(int argc, char **argv)
         out_path = NULL;
 
     Err err = {0};
-    SweepOutput out = {.path = out_path, .format = format};
+    SweepOutput out = {.path = out_path, .format = format, .shard = shard, .n_shards = n_shards};
     char tmp_dir[PATH_MAX] = "";
     int exit_code = EXIT_BAD_INPUT;
     SweepTally t = {0};
@@ -218,17 +218,16 @@ int cmd_sweep(int argc, char **argv)
         exit_code = EXIT_OK;
         goto done;
     }
-    if (grid_has_derived_files(g)) {
-        const char *base = getenv("TMPDIR");
-        snprintf(tmp_dir, sizeof tmp_dir, "%s/zerosim-sweep.XXXXXX",
-                 base && base[0] ? base : "/tmp");
-        if (mkdtemp(tmp_dir) == NULL) {
-            err_set(&err, "%s: cannot create a directory for derived inputs: %s", tmp_dir,
-                    strerror(errno));
-            tmp_dir[0] = '\0';
-            goto done;
-        }
-    }
+    const char *base = getenv("TMPDIR");
+    base = base && base[0] ? base : "/tmp";
+    size_t n_stale = sweep_remove_stale_tmp_dirs(base);
+    if (n_stale > 0)
+        fprintf(stderr,
+                "zerosim sweep: removed %zu director%s of derived inputs that killed sweeps "
+                "left in %s\n",
+                n_stale, n_stale == 1 ? "y" : "ies", base);
+    if (grid_has_derived_files(g) && sweep_make_tmp_dir(base, tmp_dir, sizeof tmp_dir, &err))
+        goto done;
     sweep_count(g, &out, shard, n_shards, &t);
     if (out.n_done > t.skipped) /* rows of another grid or shard count: merging repeats them */
         fprintf(stderr,

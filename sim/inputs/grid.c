@@ -12,6 +12,7 @@
 #include "grid.h"
 #include "grid_internal.h"
 
+#include "../common/hash.h"
 #include "../common/suggest.h"
 #include "../common/xalloc.h"
 #include "calibration.h"
@@ -381,6 +382,32 @@ static int read_fixed(const Parser *ps, Grid *g, const cJSON *root)
 }
 
 /* Loads every model, config and platform once: a typo fails here, not in every point. */
+/* Records a file the points read (once) with the digest of its bytes. */
+static void add_input(Grid *g, const char *path, const char *text, size_t n_bytes)
+{
+    for (size_t i = 0; i < g->n_inputs; i++)
+        if (strcmp(g->inputs[i].path, path) == 0)
+            return;
+    g->inputs = xrealloc(g->inputs, (g->n_inputs + 1) * sizeof *g->inputs);
+    GridInput *in = &g->inputs[g->n_inputs++];
+    snprintf(in->path, sizeof in->path, "%s", path);
+    in->hash = hash_fnv1a64(text, n_bytes);
+}
+
+/* Reads a file named as the commands name it, to record its digest. */
+static int digest_input(const Parser *ps, Grid *g, const char *arg, const char *subdir,
+                        const char *what, Err *err)
+{
+    char path[1024];
+    size_t n = 0;
+    char *text = resolve_read(arg, ps->data_dir, subdir, what, path, sizeof path, &n, err);
+    if (text == NULL)
+        return -1;
+    add_input(g, path, text, n);
+    free(text);
+    return 0;
+}
+
 static int load_sources(const Parser *ps, Grid *g, const cJSON *root)
 {
     Err inner = {0};
@@ -389,7 +416,8 @@ static int load_sources(const Parser *ps, Grid *g, const cJSON *root)
     bool is_list = cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "models"));
     for (size_t i = 0; i < models->n_values; i++) {
         ModelConfig m = {0};
-        int rc = model_config_load(&m, models->texts[i], ps->data_dir, &inner);
+        int rc = model_config_load(&m, models->texts[i], ps->data_dir, &inner) ||
+                 digest_input(ps, g, models->texts[i], "workloads/models", "model", &inner);
         model_config_fini(&m);
         if (rc)
             return err_set(ps->err, "%s: %s: %s", ps->file,
@@ -400,7 +428,8 @@ static int load_sources(const Parser *ps, Grid *g, const cJSON *root)
         is_list = cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "calibration"));
         Calibration *c = xmalloc(sizeof *c);
         for (size_t i = 0; i < calibrations->n_values; i++)
-            if (calibration_load(c, calibrations->texts[i], &inner)) {
+            if (calibration_load(c, calibrations->texts[i], &inner) ||
+                digest_input(ps, g, calibrations->texts[i], ".", "calibration", &inner)) {
                 free(c);
                 return err_set(ps->err, "%s: %s: %s", ps->file,
                                element_path("calibration", i, is_list, where, sizeof where),
@@ -434,8 +463,10 @@ static int load_sources(const Parser *ps, Grid *g, const cJSON *root)
                 Platform p;
                 rc = platform_parse(&p, sources[i].path, text, n, &inner);
             }
-            if (rc == 0)
+            if (rc == 0) {
                 sources[i].tree = cJSON_ParseWithLength(text, n);
+                add_input(g, sources[i].path, text, n);
+            }
             free(text);
             if (rc || sources[i].tree == NULL)
                 return err_set(ps->err, "%s: %s: %s", ps->file,
@@ -539,6 +570,8 @@ Grid *grid_parse(const char *file, const char *text, size_t n_bytes, const char 
     if (root == NULL)
         return NULL;
     Grid *g = xcalloc(1, sizeof *g);
+    snprintf(g->file, sizeof g->file, "%s", file);
+    g->file_hash = hash_fnv1a64(text, n_bytes);
     Parser ps = {file, data_dir, err};
     JsonAt at = {file, ""};
     int command = GRID_COMMAND_RUN;
@@ -618,10 +651,27 @@ void grid_destroy(Grid *g)
     for (size_t k = 0; k < g->n_dims; k++)
         dim_fini(&g->dims[k]);
     free(g->dims);
+    free(g->inputs);
     free(g);
 }
 
 /* ---- points ---- */
+
+const char *grid_file(const Grid *g)
+{
+    return g->file;
+}
+
+uint64_t grid_file_hash(const Grid *g)
+{
+    return g->file_hash;
+}
+
+const GridInput *grid_inputs(const Grid *g, size_t *out_n)
+{
+    *out_n = g->n_inputs;
+    return g->inputs;
+}
 
 GridCommand grid_command(const Grid *g)
 {

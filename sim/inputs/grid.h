@@ -28,6 +28,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum GridCommand { GRID_COMMAND_RUN, GRID_COMMAND_ESTIMATE } GridCommand;
 
@@ -41,6 +42,19 @@ Grid *grid_parse(const char *file, const char *text, size_t n_bytes, const char 
 
 /* Reads and parses the grid file at path. */
 Grid *grid_load(const char *path, const char *data_dir, Err *err);
+
+/* A file the grid's points read, as resolved, with the FNV-1a digest of its bytes. */
+typedef struct GridInput {
+    char path[1024];
+    uint64_t hash;
+} GridInput;
+
+/* The grid file (as named to grid_parse) and the digest of its text. */
+const char *grid_file(const Grid *g);
+uint64_t grid_file_hash(const Grid *g);
+
+/* Every model, config, platform and calibration file the points read, each once. Borrowed. */
+const GridInput *grid_inputs(const Grid *g, size_t *out_n);
 
 /* Frees the grid; NULL is a no-op. */
 void grid_destroy(Grid *g);

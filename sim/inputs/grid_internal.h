@@ -83,6 +83,12 @@ struct Grid {
     Source *platforms; /* one per value of "platforms" */
     const char *const *metrics;
     size_t n_metrics;
+    /* what the points read: the grid file and every model, config, platform and calibration
+     * file, with the digests that a sweep's output records (inputs in the order read) */
+    char file[1024];
+    uint64_t file_hash;
+    GridInput *inputs;
+    size_t n_inputs;
 };
 
 /* The shortest text that reads back as v (integers without exponent below 2^53) into buf. */

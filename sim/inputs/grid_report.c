@@ -110,15 +110,31 @@ char *grid_jsonl_row(const Grid *g, size_t id, const char *status, int exit_code
     return text;
 }
 
-int grid_jsonl_key(const char *line, size_t n_bytes, char **out_key)
+int grid_jsonl_read(const char *line, size_t n_bytes, uint64_t *out_id, char **out_key,
+                    char **out_status)
 {
     cJSON *row = cJSON_ParseWithLength(line, n_bytes);
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(row, "id");
     const cJSON *key = cJSON_GetObjectItemCaseSensitive(row, "key");
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive(row, "status");
     int rc = -1;
-    if (cJSON_IsObject(row) && cJSON_IsString(key)) {
+    if (cJSON_IsObject(row) && cJSON_IsNumber(id) && id->valuedouble >= 0 &&
+        id->valuedouble < 9007199254740992.0 && id->valuedouble == (double)(uint64_t)id->valuedouble &&
+        cJSON_IsString(key) && cJSON_IsString(status)) {
+        *out_id = (uint64_t)id->valuedouble;
         *out_key = xstrdup(key->valuestring);
+        *out_status = xstrdup(status->valuestring);
         rc = 0;
     }
     cJSON_Delete(row);
+    return rc;
+}
+
+int grid_jsonl_key(const char *line, size_t n_bytes, char **out_key)
+{
+    uint64_t id;
+    char *status = NULL;
+    int rc = grid_jsonl_read(line, n_bytes, &id, out_key, &status);
+    free(status);
     return rc;
 }

@@ -30,6 +30,12 @@ void grid_report_fini(GridReport *r);
 char *grid_jsonl_row(const Grid *g, size_t id, const char *status, int exit_code,
                      const char *message, const GridReport *report);
 
+/* The id, key and status of a JSONL row (n_bytes of text, no newline): *out_key and
+ * *out_status malloc'd; -1 when the line is not a JSON object with a whole-number "id" and
+ * string "key" and "status". */
+int grid_jsonl_read(const char *line, size_t n_bytes, uint64_t *out_id, char **out_key,
+                    char **out_status);
+
 /* The key of a JSONL row (n_bytes of text, no newline): malloc'd into *out_key, or -1 when
  * the line is not a JSON object with a string "key". */
 int grid_jsonl_key(const char *line, size_t n_bytes, char **out_key);

@@ -13,12 +13,15 @@
 #include "../inputs/grid_point.h"
 #include "../inputs/grid_report.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -260,6 +263,83 @@ static SweepStatus run_pool(const Grid *g, SweepOutput *o, const SweepOptions *o
     free(fds);
     free(workers);
     return status;
+}
+
+int sweep_make_tmp_dir(const char *base, char *out, size_t out_size, Err *err)
+{
+    snprintf(out, out_size, "%s/zerosim-sweep-%ld.XXXXXX", base, (long)getpid());
+    if (mkdtemp(out) == NULL) {
+        err_set(err, "%s: cannot create a directory for derived inputs: %s", out, strerror(errno));
+        out[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+/* Removes dir and the plain files in it (derived inputs: no subdirectories). */
+static bool remove_dir(const char *path)
+{
+    DIR *d = opendir(path);
+    if (d == NULL)
+        return false;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char file[PATH_MAX + NAME_MAX + 2];
+        snprintf(file, sizeof file, "%s/%s", path, e->d_name);
+        unlink(file);
+    }
+    closedir(d);
+    return rmdir(path) == 0;
+}
+
+/* True when process pid is gone: no such process, or a zombie nobody reaped yet. */
+static bool is_gone(long pid)
+{
+    if (kill((pid_t)pid, 0) != 0)
+        return errno == ESRCH; /* EPERM: alive, another user's */
+    char path[64], state = '?';
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return false;
+    /* "pid (comm) state ...": the state follows the last ')' */
+    char line[512];
+    if (fgets(line, sizeof line, f) != NULL) {
+        char *close = strrchr(line, ')');
+        if (close != NULL && close[1] == ' ')
+            state = close[2];
+    }
+    fclose(f);
+    return state == 'Z';
+}
+
+size_t sweep_remove_stale_tmp_dirs(const char *base)
+{
+    DIR *d = opendir(base);
+    if (d == NULL)
+        return 0;
+    size_t n = 0;
+    const char prefix[] = "zerosim-sweep-";
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strncmp(e->d_name, prefix, sizeof prefix - 1) != 0)
+            continue;
+        char *end = NULL;
+        long pid = strtol(e->d_name + sizeof prefix - 1, &end, 10);
+        if (end == e->d_name + sizeof prefix - 1 || *end != '.' || pid <= 0)
+            continue;
+        if (!is_gone(pid))
+            continue;
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof path, "%s/%s", base, e->d_name) >= (int)sizeof path)
+            continue;
+        struct stat st;
+        if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+            continue;
+        n += remove_dir(path);
+    }
+    closedir(d);
+    return n;
 }
 
 void sweep_count(const Grid *g, const SweepOutput *o, uint64_t shard, uint64_t n_shards,

@@ -43,6 +43,15 @@ typedef enum SweepStatus {
     SWEEP_FAILED       /* a worker could not start or a row not be written: err is set */
 } SweepStatus;
 
+/* The directory for a sweep's derived inputs: base/zerosim-sweep-<pid>.XXXXXX, created (mode
+ * 0700). 0, or -1 with err set. */
+int sweep_make_tmp_dir(const char *base, char *out, size_t out_size, Err *err);
+
+/* Removes what sweeps killed before they could clean up left in base: the directories
+ * zerosim-sweep-<pid>.* of this user whose process is gone, with the derived inputs in them.
+ * Returns how many it removed. */
+size_t sweep_remove_stale_tmp_dirs(const char *base);
+
 /* Counts the shard's points and those already in the output into t (total, skipped). */
 void sweep_count(const Grid *g, const SweepOutput *o, uint64_t shard, uint64_t n_shards,
                  SweepTally *t);

@@ -9,6 +9,8 @@
 #include "../common/buf.h"
 #include "../common/xalloc.h"
 #include "../inputs/grid_report.h"
+#include "../inputs/sweep_header.h"
+#include "csv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,61 +19,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <unistd.h>
-
-/* A CSV field, quoted when it holds a separator, a quote or surrounding spaces (RFC 4180). */
-static void csv_field(Buf *b, const char *s, bool is_first)
-{
-    if (!is_first)
-        buf_add(b, ",", 1);
-    size_t n = strlen(s);
-    if (strpbrk(s, ",\"\r\n") == NULL && (n == 0 || (s[0] != ' ' && s[n - 1] != ' '))) {
-        buf_add(b, s, n);
-        return;
-    }
-    buf_add(b, "\"", 1);
-    for (const char *p = s; *p; p++) {
-        buf_add(b, p, 1);
-        if (*p == '"')
-            buf_add(b, "\"", 1); /* a quote inside is doubled */
-    }
-    buf_add(b, "\"", 1);
-}
-
-/* Field `index` of one CSV line (no newline) into a malloc'd string, or NULL. */
-static char *csv_read_field(const char *line, size_t n, size_t index)
-{
-    size_t field = 0, i = 0;
-    Buf out = {0};
-    while (i <= n) {
-        bool quoted = i < n && line[i] == '"';
-        out.n = 0;
-        buf_add(&out, "", 0);
-        if (quoted) {
-            for (i++; i < n; i++) {
-                if (line[i] == '"' && i + 1 < n && line[i + 1] == '"')
-                    buf_add(&out, line + i++, 1);
-                else if (line[i] == '"')
-                    break;
-                else
-                    buf_add(&out, line + i, 1);
-            }
-            i++; /* the closing quote */
-        } else {
-            size_t start = i;
-            while (i < n && line[i] != ',')
-                i++;
-            buf_add(&out, line + start, i - start);
-        }
-        if (field == index)
-            return out.data;
-        if (i >= n || line[i] != ',')
-            break;
-        i++;
-        field++;
-    }
-    buf_free(&out);
-    return NULL;
-}
 
 static int compare_keys(const void *a, const void *b)
 {
@@ -112,54 +59,138 @@ static int read_all(int fd, Buf *b)
     }
 }
 
-/* Reads the keys of the complete rows of `text` (n_bytes, ending after a newline). */
-static int read_keys(SweepOutput *o, const Grid *g, const char *text, size_t n_bytes, Err *err)
+/* Why a kept row is not one this sweep wrote (NULL: it is): a row damaged in the middle of
+ * the file (an edit, a copy cut short) must not count as done. */
+static const char *row_problem(const SweepOutput *o, const Grid *g, const char *line, size_t len,
+                               size_t n_columns, char **out_key)
 {
-    Buf header = {0};
-    csv_header(g, &header);
+    uint64_t id = 0;
+    char *key = NULL, *status = NULL;
+    const char *problem = NULL;
+    if (o->format == SWEEP_CSV) {
+        StrList fields;
+        strlist_init(&fields);
+        if (csv_split(line, len, &fields) != 0) {
+            problem = "it is not valid CSV";
+        } else if (fields.n_items != n_columns) {
+            problem = "it has another number of columns than the header";
+        } else {
+            char *end = NULL;
+            id = strtoull(fields.items[0], &end, 10);
+            if (fields.items[0][0] < '0' || fields.items[0][0] > '9' || *end != '\0')
+                problem = "its id is not a number";
+            key = xstrdup(fields.items[1]);
+            status = xstrdup(fields.items[2 + grid_n_params(g)]);
+        }
+        strlist_fini(&fields);
+    } else if (grid_jsonl_read(line, len, &id, &key, &status) != 0) {
+        problem = "it is not a JSON row with an id, a key and a status";
+    }
+    if (problem == NULL && (id >= grid_n_points(g) || id % o->n_shards != o->shard))
+        problem = "its id is not a point of this shard";
+    if (problem == NULL) {
+        char *want = grid_point_key(g, (size_t)id);
+        if (strcmp(want, key) != 0)
+            problem = "its key is not its id's point";
+        free(want);
+    }
+    if (problem == NULL && strcmp(status, "ok") != 0 && strcmp(status, "error") != 0)
+        problem = "its status is neither ok nor error";
+    free(status);
+    if (problem == NULL)
+        *out_key = key;
+    else
+        free(key);
+    return problem;
+}
+
+/* Checks the sweep header (line 1), the CSV column header (line 2) and every complete row of
+ * `text` (n_bytes, ending after a newline), and reads the rows' keys. */
+static int read_rows(SweepOutput *o, const Grid *g, const char *text, size_t n_bytes, Err *err)
+{
+    Buf columns = {0};
+    csv_header(g, &columns);
+    size_t n_columns = 4 + grid_n_params(g) + grid_n_metrics(g) + 1;
+    SweepHeader want;
+    sweep_header_of(&want, g, o->shard, o->n_shards);
     size_t line_no = 0, cap = 0;
     int rc = 0;
     for (size_t at = 0; at < n_bytes && rc == 0; line_no++) {
         const char *line = text + at;
         size_t len = (size_t)((const char *)memchr(line, '\n', n_bytes - at) - line);
         at += len + 1;
-        char *key = NULL;
-        if (o->format == SWEEP_CSV && line_no == 0) {
-            if (len != header.n || memcmp(line, header.data, len) != 0)
+        if (line_no == 0) {
+            SweepHeader found;
+            rc = sweep_header_parse(&found, o->path, line, len, o->format == SWEEP_CSV, err) ||
+                 sweep_header_compare(&found, &want, o->path, false, err);
+            sweep_header_fini(&found);
+            continue;
+        }
+        if (o->format == SWEEP_CSV && line_no == 1) {
+            if (len != columns.n || memcmp(line, columns.data, len) != 0)
                 rc = err_set(err,
-                             "%s:1: expected the CSV header of this grid's columns, got "
+                             "%s:2: expected the CSV header of this grid's columns, got "
                              "another one (a different grid or command wrote it: use another "
                              "--out)",
                              o->path);
             continue;
         }
-        if (o->format == SWEEP_CSV)
-            key = csv_read_field(line, len, 1);
-        else if (grid_jsonl_key(line, len, &key))
-            key = NULL;
-        if (key == NULL || key[0] == '\0') {
+        char *key = NULL;
+        const char *problem = row_problem(o, g, line, len, n_columns, &key);
+        if (problem != NULL) {
             free(key);
             rc = err_set(err,
-                         "%s:%zu: expected a row written by zerosim sweep (with its key), "
-                         "got a line without one",
-                         o->path, line_no + 1);
+                         "%s:%zu: expected a complete row of this sweep, got one that is "
+                         "not (%s): remove that line to compute its point again",
+                         o->path, line_no + 1, problem);
             break;
         }
         if (o->n_done == cap)
             o->done_keys = xrealloc(o->done_keys, (cap = cap ? 2 * cap : 256) * sizeof(char *));
         o->done_keys[o->n_done++] = key;
     }
-    buf_free(&header);
     if (o->n_done > 0)
         qsort(o->done_keys, o->n_done, sizeof *o->done_keys, compare_keys);
+    for (size_t i = 1; rc == 0 && i < o->n_done; i++)
+        if (strcmp(o->done_keys[i], o->done_keys[i - 1]) == 0)
+            rc = err_set(err,
+                         "%s: expected one row per point, got two for %s: remove one of them",
+                         o->path, o->done_keys[i]);
+    sweep_header_fini(&want);
+    buf_free(&columns);
     return rc;
 }
 
+/* Writes the sweep header and, for CSV, the column header. */
+static int write_headers(SweepOutput *o, const Grid *g, Err *err)
+{
+    SweepHeader h;
+    sweep_header_of(&h, g, o->shard, o->n_shards);
+    char *line = sweep_header_line(&h, o->format == SWEEP_CSV);
+    sweep_header_fini(&h);
+    Buf text = {0};
+    buf_puts(&text, line);
+    buf_add(&text, "\n", 1);
+    free(line);
+    if (o->format == SWEEP_CSV) {
+        csv_header(g, &text);
+        buf_add(&text, "\n", 1);
+    }
+    bool is_written = fwrite(text.data, 1, text.n, o->f) == text.n;
+    buf_free(&text);
+    if (!is_written || fflush(o->f) != 0)
+        return err_set(err, "%s: cannot write the output: %s", o->path ? o->path : "stdout",
+                       strerror(errno));
+    return 0;
+}
+
 /* Opens the output: stdout, or the file, whose complete rows are kept (a torn last line from
- * an interruption is cut off) and whose keys are read. With is_read_only (a dry run) the
- * file is only read. Writes the CSV header when the file is new. */
+ * an interruption is cut off) and checked, and whose keys are read. With is_read_only (a dry
+ * run) the file is only read. Writes the headers when the file is new. */
 int sweep_output_open(SweepOutput *o, const Grid *g, bool is_read_only, Err *err)
 {
+    if (o->n_shards == 0)
+        o->n_shards = 1;
     if (o->path == NULL) {
         o->f = is_read_only ? NULL : stdout;
     } else {
@@ -193,7 +224,7 @@ int sweep_output_open(SweepOutput *o, const Grid *g, bool is_read_only, Err *err
             close(fd);
             return err_set(err, "%s: cannot read the output: %s", o->path, strerror(errno));
         }
-        rc = read_keys(o, g, text.data, keep, err);
+        rc = read_rows(o, g, text.data, keep, err);
         buf_free(&text);
         if (rc || is_read_only) {
             close(fd);
@@ -207,17 +238,7 @@ int sweep_output_open(SweepOutput *o, const Grid *g, bool is_read_only, Err *err
         if (keep > 0)
             return 0;
     }
-    if (o->f != NULL && o->format == SWEEP_CSV) {
-        Buf header = {0};
-        csv_header(g, &header);
-        buf_add(&header, "\n", 1);
-        fwrite(header.data, 1, header.n, o->f);
-        buf_free(&header);
-        if (fflush(o->f) != 0)
-            return err_set(err, "%s: cannot write the output: %s", o->path ? o->path : "stdout",
-                           strerror(errno));
-    }
-    return 0;
+    return o->f != NULL ? write_headers(o, g, err) : 0;
 }
 
 void sweep_output_close(SweepOutput *o)

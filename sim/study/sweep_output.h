@@ -4,8 +4,11 @@
  * A row is appended and flushed when its point finishes, so after an interruption the file
  * holds only complete rows; on reopening, a torn last line is cut off and the keys of the rows
  * there are read, so that a rerun skips those points. The file is locked while a sweep writes
- * it (two shards given the same --out would interleave rows). A CSV file starts with the
- * grid's header, and a file written by another grid is refused.
+ * it (two shards given the same --out would interleave rows). It starts with the sweep header
+ * (inputs/sweep_header.h: zerosim's version, the grid and every input file with their
+ * digests, the shard) and, in CSV, the column header; reopening checks both and every kept
+ * row in full (its columns, an id of this shard, the key of that id, its status), and refuses,
+ * saying what and where, a file whose rows this sweep would not have written.
  */
 #ifndef ZEROSIM_STUDY_SWEEP_OUTPUT_H
 #define ZEROSIM_STUDY_SWEEP_OUTPUT_H
@@ -16,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 typedef enum SweepFormat { SWEEP_CSV, SWEEP_JSONL } SweepFormat;
@@ -24,6 +28,7 @@ typedef struct SweepOutput {
     FILE *f;          /* stdout or the file; NULL after a read-only open */
     const char *path; /* NULL: stdout (set by the caller) */
     SweepFormat format; /* set by the caller */
+    uint64_t shard, n_shards; /* the shard it holds (set by the caller; n_shards 0: 1) */
     char **done_keys; /* sorted keys of the rows already there */
     size_t n_done;
 } SweepOutput;
