@@ -73,6 +73,21 @@ static void test_jsonfile_parse_refuses_duplicates(void **state)
     assert_non_null(strstr(err.msg, "ds.json:1:14: stage: expected each key once"));
 }
 
+/* cJSON skips every byte <= 32 between tokens, control characters included; the scan must
+ * too, or the array loop never moves past one (found by fuzz_grid, tests/fuzz/regressions/
+ * grid-control-whitespace.json). */
+static void test_json_scan_check_skips_control_whitespace(void **state)
+{
+    (void)state;
+    Err err = {0};
+    assert_int_equal(scan("[\x1b\x1b\"a\", \x01 1]", &err), 0);
+    assert_int_equal(scan("{\x1f\"a\"\x02:\x03[1,\x1b" "2]\x04}", &err), 0);
+    assert_false(err.is_set);
+    /* a duplicate behind control whitespace is still found */
+    assert_int_equal(scan("{\"a\": 1,\x1b\"a\": 2}", &err), -1);
+    assert_non_null(strstr(err.msg, "f.json:1:10: a: expected each key once"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -80,6 +95,7 @@ int main(void)
         cmocka_unit_test(test_json_scan_check_names_a_duplicate_key),
         cmocka_unit_test(test_json_scan_check_names_an_overflowing_number),
         cmocka_unit_test(test_json_scan_check_names_invalid_utf8),
+        cmocka_unit_test(test_json_scan_check_skips_control_whitespace),
         cmocka_unit_test(test_jsonfile_parse_refuses_duplicates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -42,10 +42,12 @@ static void position(const Scan *s, size_t at, int *line, int *column)
     }
 }
 
+/* What cJSON skips between tokens (buffer_skip_whitespace: every byte <= 32, control
+ * characters too), so that the walk meets the tokens cJSON parsed; skipping less left a
+ * control byte before an array element unconsumed and the array loop spinning. */
 static void skip_space(Scan *s)
 {
-    while (s->at < s->n && (s->text[s->at] == ' ' || s->text[s->at] == '\t' ||
-                            s->text[s->at] == '\n' || s->text[s->at] == '\r'))
+    while (s->at < s->n && (unsigned char)s->text[s->at] <= 32)
         s->at++;
 }
 
@@ -215,6 +217,10 @@ static int scan_number(Scan *s)
     size_t start = s->at;
     while (s->at < s->n && strchr("+-0123456789.eE", s->text[s->at]) != NULL)
         s->at++;
+    if (s->at == start) { /* not a number after all: step over it, never loop in place */
+        s->at++;
+        return 0;
+    }
     char buf[64];
     size_t len = s->at - start < sizeof buf - 1 ? s->at - start : sizeof buf - 1;
     memcpy(buf, s->text + start, len);

@@ -3,7 +3,9 @@
 #
 # Each target starts from a scratch corpus seeded with the shipped files of its format
 # (model: workloads/models/*.json, ds_config: workloads/ds_configs/*.json, platform:
-# platforms/*.json) plus the inputs that once broke it or reach rarer paths
+# platforms/*.json, grid: workloads/grids/*.json and tests/golden/inputs/sweep-*.json,
+# calibration: tests/golden/inputs/calibration-*.json) plus the inputs that once broke it or
+# reach rarer paths
 # (tests/fuzz/regressions/<format>-*.json;
 # add a reproducer there with each fix) and uses tests/fuzz/<format>.dict. Any crash, leak,
 # sanitizer report, timeout or out-of-memory fails the run; the reproducer is kept under
@@ -79,6 +81,10 @@ run_one fuzz_ds_config ds_config.dict "$root"/workloads/ds_configs/*.json \
     "$fuzz_dir"/regressions/ds_config-*.json
 run_one fuzz_platform platform.dict "$root"/platforms/*.json \
     "$fuzz_dir"/regressions/platform-*.json
+run_one fuzz_grid grid.dict "$root"/workloads/grids/*.json \
+    "$root"/tests/golden/inputs/sweep-*.json "$fuzz_dir"/regressions/grid-*.json
+run_one fuzz_calibration calibration.dict "$root"/tests/golden/inputs/calibration-*.json \
+    "$fuzz_dir"/regressions/calibration-*.json
 
 if [ -n "$failed" ]; then
     echo "run_all.sh: fuzz targets failed:$failed" >&2
