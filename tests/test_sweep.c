@@ -489,6 +489,77 @@ static void test_sweep_resume_keeps_only_what_it_would_write(void **state)
     free(ref);
 }
 
+/* Runs `zerosim sweep --merge ...` (NULL-terminated) and returns its exit code. */
+#define merge(...) sweep("--merge", __VA_ARGS__)
+
+/* Issue 20: --merge makes the shards of one sweep the file a whole sweep writes, and refuses a
+ * missing shard, a point twice, and the shard of another grid. */
+static void test_sweep_merge_checks_and_joins_shards(void **state)
+{
+    (void)state;
+    write_text("run.json", run_grid, sizeof run_grid - 1);
+    run_ok(sweep("run.json", "--out", "w.csv", NULL));
+    run_ok(sweep("run.json", "--shard", "0/3", "--out", "m0.csv", NULL));
+    run_ok(sweep("run.json", "--shard", "1/3", "--out", "m1.csv", NULL));
+    run_ok(sweep("run.json", "--shard", "2/3", "-j", "2", "--out", "m2.csv", NULL));
+    run_ok(merge("merged.csv", "m0.csv", "m1.csv", "m2.csv", NULL));
+    char *whole = read_text("w.csv"), *merged = read_text("merged.csv");
+    /* the same headers (shard 0/1) and rows, in id order */
+    const char *rows = strchr(strchr(merged, '\n') + 1, '\n') + 1;
+    for (int id = 0; *rows; id++, rows = strchr(rows, '\n') + 1)
+        assert_int_equal(atoi(rows), id);
+    assert_memory_equal(whole, merged, (size_t)(strchr(strchr(whole, '\n') + 1, '\n') - whole));
+    char *a = sorted_rows(whole, 2), *b = sorted_rows(merged, 2);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    /* the merged file resumes as the whole sweep: nothing left to do */
+    run_ok(sweep("run.json", "--out", "merged.csv", NULL));
+    char *err = read_text("stderr.txt");
+    assert_non_null(strstr(err, "0 computed (0 errors, 0 do not fit), 12 already in merged.csv"));
+    free(err);
+
+    assert_int_equal(merge("x.csv", "m0.csv", "m2.csv", NULL), 1);
+    err = read_text("stderr.txt");
+    assert_string_equal(err, "zerosim: m0.csv: expected the 3 shards of its sweep, got 2 files: "
+                             "give every shard once\n");
+    free(err);
+
+    /* a point twice: a row of shard 1 repeated in its file */
+    char *m1 = read_text("m1.csv");
+    const char *last = m1 + strlen(m1) - 1;
+    while (last > m1 && last[-1] != '\n')
+        last--;
+    size_t n = strlen(m1) + strlen(last) + 1;
+    char *doubled = calloc(1, n);
+    strcat(doubled, m1);
+    strcat(doubled, last);
+    write_text("d1.csv", doubled, strlen(doubled));
+    assert_int_equal(merge("x.csv", "m0.csv", "d1.csv", "m2.csv", NULL), 1);
+    err = read_text("stderr.txt");
+    assert_non_null(strstr(err, "d1.csv and d1.csv: expected each point once, got point"));
+    free(err);
+    free(doubled);
+    free(m1);
+
+    /* a shard of another grid (its values differ) */
+    static const char other[] =
+        "{\"models\": [\"gpt2-1.5b\"], \"configs\": [\"zero2\", \"zero3\"],\n"
+        " \"platforms\": [\"workstation-2x-titan-rtx\"], \"gpus\": [1, 2, 3],\n"
+        " \"micro_batch\": [1, 4], \"seq_len\": 128,\n"
+        " \"overrides\": {\"pcie.gpu_link.bw_bytes_per_s\": 6e9}}\n";
+    write_text("other.json", other, sizeof other - 1);
+    run_ok(sweep("other.json", "--shard", "1/3", "--out", "o1.csv", NULL));
+    assert_int_equal(merge("x.csv", "m0.csv", "o1.csv", "m2.csv", NULL), 1);
+    err = read_text("stderr.txt");
+    assert_non_null(strstr(err, "o1.csv: expected rows of the grid run.json as it is now, got "
+                                "rows of a grid that differs (other.json, 12 points;"));
+    free(err);
+    assert_int_equal(access("x.csv", F_OK), -1); /* nothing written on a refusal */
+    free(whole);
+    free(merged);
+}
+
 static void test_sweep_command_line_and_input_errors(void **state)
 {
     (void)state;
@@ -526,6 +597,7 @@ int main(void)
         cmocka_unit_test(test_sweep_resume_skips_finished_rows),
         cmocka_unit_test(test_sweep_shards_partition_the_grid),
         cmocka_unit_test(test_sweep_resume_keeps_only_what_it_would_write),
+        cmocka_unit_test(test_sweep_merge_checks_and_joins_shards),
         cmocka_unit_test(test_sweep_command_line_and_input_errors),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

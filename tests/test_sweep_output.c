@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "inputs/sweep_header.h"
 #include "study/sweep_output.h"
 
 #include <stdio.h>
@@ -38,7 +39,8 @@ typedef struct Fixture {
     Grid *grid;
     char dir[64];
     char path[128];
-    char header[1024]; /* the CSV header line, without its newline */
+    char header[4096]; /* the sweep header and the CSV column line, without the last newline */
+    char row0[1024];   /* a complete error row of point 0, without its newline */
 } Fixture;
 
 static int setup(void **state)
@@ -53,13 +55,24 @@ static int setup(void **state)
     snprintf(fx->dir, sizeof fx->dir, "/tmp/zerosim_sweep_output_XXXXXX");
     assert_non_null(mkdtemp(fx->dir));
     snprintf(fx->path, sizeof fx->path, "%s/out.csv", fx->dir);
-    /* id, key, the grid's dimensions in order, status, exit code, metrics, message */
+    /* the sweep header (its own tests: test_sweep.c), then id, key, the grid's dimensions in
+     * order, status, exit code, metrics, message */
+    SweepHeader h;
+    sweep_header_of(&h, fx->grid, 0, 1);
+    char *line = sweep_header_line(&h, true);
+    sweep_header_fini(&h);
     size_t n = (size_t)snprintf(fx->header, sizeof fx->header,
-                                "id,key,model,config,platform,gpus,status,exit_code");
+                                "%s\nid,key,model,config,platform,gpus,status,exit_code", line);
+    free(line);
     for (size_t k = 0; k < grid_n_metrics(fx->grid); k++)
         n += (size_t)snprintf(fx->header + n, sizeof fx->header - n, ",%s",
                               grid_metric_name(fx->grid, k));
     snprintf(fx->header + n, sizeof fx->header - n, ",message");
+    n = (size_t)snprintf(fx->row0, sizeof fx->row0,
+                         "0," KEY0 ",gpt2-1.5b,zero2,workstation-2x-titan-rtx,1,error,1");
+    for (size_t k = 0; k < grid_n_metrics(fx->grid); k++)
+        n += (size_t)snprintf(fx->row0 + n, sizeof fx->row0 - n, ",");
+    snprintf(fx->row0 + n, sizeof fx->row0 - n, ",m");
     *state = fx;
     return 0;
 }
@@ -136,8 +149,9 @@ static void test_sweep_output_open_new_csv_writes_header(void **state)
     assert_int_equal(o.n_done, 0);
     assert_false(sweep_output_has_key(&o, KEY0));
     sweep_output_close(&o);
-    char expected[1100];
+    char expected[4200];
     snprintf(expected, sizeof expected, "%s\n", fx->header);
+    assert_memory_equal(expected, "# zerosim-sweep {\"format\":1,", 28);
     assert_string_equal(slurp(fx->path), expected);
     /* the header holds the estimate metrics, starting with the GPU peak */
     assert_non_null(strstr(fx->header, ",exit_code,memory.gpu_peak_bytes,"));
@@ -150,7 +164,7 @@ static void test_sweep_output_row_appends_and_keys_read_back(void **state)
     Fixture *fx = *state;
     SweepOutput o;
     open_ok(&o, fx, SWEEP_CSV, false);
-    row_ok(&o, fx, 1, "failed", 1, "bad \"x\", y", NULL);
+    row_ok(&o, fx, 1, "error", 1, "bad \"x\", y", NULL);
     GridReport report = {0};
     strlist_init(&report.metrics);
     const size_t n_metrics = grid_n_metrics(fx->grid);
@@ -160,10 +174,10 @@ static void test_sweep_output_row_appends_and_keys_read_back(void **state)
     strlist_fini(&report.metrics);
     sweep_output_close(&o);
 
-    char expected[4096];
+    char expected[8192];
     size_t n = (size_t)snprintf(expected, sizeof expected,
                                 "%s\n"
-                                "1," KEY1 ",gpt2-1.5b,zero2,workstation-2x-titan-rtx,2,failed,1%s,"
+                                "1," KEY1 ",gpt2-1.5b,zero2,workstation-2x-titan-rtx,2,error,1%s,"
                                 "\"bad \"\"x\"\", y\"\n"
                                 "0," KEY0 ",gpt2-1.5b,zero2,workstation-2x-titan-rtx,1,ok,0",
                                 fx->header, commas(n_metrics));
@@ -186,10 +200,8 @@ static void test_sweep_output_row_appends_and_keys_read_back(void **state)
 static void test_sweep_output_open_drops_torn_last_line(void **state)
 {
     Fixture *fx = *state;
-    char whole[2048], torn[4096];
-    snprintf(whole, sizeof whole, "%s\n0," KEY0 ",gpt2-1.5b,zero2,workstation-2x-titan-rtx,1,"
-                                  "failed,1%s,m\n",
-             fx->header, commas(grid_n_metrics(fx->grid)));
+    char whole[8192], torn[8192 + 256];
+    snprintf(whole, sizeof whole, "%s\n%s\n", fx->header, fx->row0);
     snprintf(torn, sizeof torn, "%s1," KEY1 ",gpt2-1.5b,zero2,workst", whole);
     spit(fx->path, torn);
     SweepOutput o;
@@ -197,11 +209,11 @@ static void test_sweep_output_open_drops_torn_last_line(void **state)
     assert_int_equal(o.n_done, 1);
     assert_true(sweep_output_has_key(&o, KEY0));
     assert_false(sweep_output_has_key(&o, KEY1));
-    row_ok(&o, fx, 1, "failed", 2, "m", NULL);
+    row_ok(&o, fx, 1, "error", 2, "m", NULL);
     sweep_output_close(&o);
-    char expected[4096];
+    char expected[8192 + 1024];
     snprintf(expected, sizeof expected,
-             "%s1," KEY1 ",gpt2-1.5b,zero2,workstation-2x-titan-rtx,2,failed,2%s,m\n", whole,
+             "%s1," KEY1 ",gpt2-1.5b,zero2,workstation-2x-titan-rtx,2,error,2%s,m\n", whole,
              commas(grid_n_metrics(fx->grid)));
     assert_string_equal(slurp(fx->path), expected);
 }
@@ -217,8 +229,8 @@ static void test_sweep_output_open_read_only_leaves_file(void **state)
     sweep_output_close(&o);
     assert_int_equal(access(fx->path, F_OK), -1);
 
-    char torn[2048];
-    snprintf(torn, sizeof torn, "%s\n0," KEY0 ",x\n1,", fx->header);
+    char torn[8192];
+    snprintf(torn, sizeof torn, "%s\n%s\n1,", fx->header, fx->row0);
     spit(fx->path, torn);
     open_ok(&o, fx, SWEEP_CSV, true);
     assert_null(o.f);
@@ -234,23 +246,45 @@ static void test_sweep_output_open_refuses_foreign_header(void **state)
     spit(fx->path, "id,key,model,status\n0,k,m,ok\n");
     char expected[512];
     snprintf(expected, sizeof expected,
-             "%s:1: expected the CSV header of this grid's columns, got another one (a "
+             "%s:1: expected the sweep header (\"# zerosim-sweep {...}\", written by zerosim "
+             "%s and later), got another line: an older zerosim or another program wrote this "
+             "file (use another --out)",
+             fx->path, ZEROSIM_VERSION_STRING);
+    open_fails(fx, SWEEP_CSV, expected);
+    assert_string_equal(slurp(fx->path), "id,key,model,status\n0,k,m,ok\n");
+    /* the sweep header of this grid over other columns */
+    char text[8192];
+    const char *columns = strchr(fx->header, '\n') + 1;
+    snprintf(text, sizeof text, "%.*sid,key,status\n", (int)(columns - fx->header), fx->header);
+    spit(fx->path, text);
+    snprintf(expected, sizeof expected,
+             "%s:2: expected the CSV header of this grid's columns, got another one (a "
              "different grid or command wrote it: use another --out)",
              fx->path);
     open_fails(fx, SWEEP_CSV, expected);
-    assert_string_equal(slurp(fx->path), "id,key,model,status\n0,k,m,ok\n");
 }
 
 static void test_sweep_output_open_refuses_row_without_key(void **state)
 {
     Fixture *fx = *state;
-    char text[2048];
-    snprintf(text, sizeof text, "%s\n0," KEY0 ",x\n3,,x\n", fx->header);
+    char text[8192];
+    snprintf(text, sizeof text, "%s\n%s\n3,,x\n", fx->header, fx->row0);
     spit(fx->path, text);
     char expected[512];
     snprintf(expected, sizeof expected,
-             "%s:3: expected a row written by zerosim sweep (with its key), got a line "
-             "without one",
+             "%s:4: expected a complete row of this sweep, got one that is not (it has another "
+             "number of columns than the header): remove that line to compute its point again",
+             fx->path);
+    open_fails(fx, SWEEP_CSV, expected);
+    /* a complete row whose key is not its id's point */
+    char *swapped = strdup(fx->row0);
+    swapped[0] = '1';
+    snprintf(text, sizeof text, "%s\n%s\n", fx->header, swapped);
+    free(swapped);
+    spit(fx->path, text);
+    snprintf(expected, sizeof expected,
+             "%s:3: expected a complete row of this sweep, got one that is not (its key is "
+             "not its id's point): remove that line to compute its point again",
              fx->path);
     open_fails(fx, SWEEP_CSV, expected);
 }
@@ -286,19 +320,22 @@ static void test_sweep_output_open_unwritable_path(void **state)
     sweep_output_close(&o);
 }
 
-/* JSONL: no header; each row is one JSON object whose key is read back on reopening. */
+/* JSONL: the sweep header as an object, then each row one JSON object whose key is read back
+ * on reopening. */
 static void test_sweep_output_jsonl_keys_read_back(void **state)
 {
     Fixture *fx = *state;
     SweepOutput o;
     open_ok(&o, fx, SWEEP_JSONL, false);
-    row_ok(&o, fx, 1, "failed", 1, "no", NULL);
+    row_ok(&o, fx, 1, "error", 1, "no", NULL);
     sweep_output_close(&o);
     const char *text = slurp(fx->path);
-    assert_true(text[0] == '{');
-    assert_non_null(strstr(text, "\"key\":\"" KEY1 "\""));
+    assert_memory_equal(text, "{\"zerosim_sweep\":{\"format\":1,", 29);
+    const char *row = strchr(text, '\n') + 1;
+    assert_true(row[0] == '{');
+    assert_non_null(strstr(row, "\"key\":\"" KEY1 "\""));
     assert_int_equal(text[strlen(text) - 1], '\n');
-    assert_true(strchr(text, '\n') == text + strlen(text) - 1); /* one line */
+    assert_true(strchr(row, '\n') == text + strlen(text) - 1); /* one line */
 
     open_ok(&o, fx, SWEEP_JSONL, false);
     assert_int_equal(o.n_done, 1);
@@ -308,9 +345,7 @@ static void test_sweep_output_jsonl_keys_read_back(void **state)
 
     spit(fx->path, "{\"id\": 0}\n");
     char expected[512];
-    snprintf(expected, sizeof expected,
-             "%s:1: expected a row written by zerosim sweep (with its key), got a line "
-             "without one",
+    snprintf(expected, sizeof expected, "%s:1: expected a zerosim sweep header, got a damaged one",
              fx->path);
     open_fails(fx, SWEEP_JSONL, expected);
 }

@@ -15,6 +15,7 @@
 #include "inputs/grid.h"
 #include "inputs/grid_point.h"
 #include "study/sweep.h"
+#include "study/sweep_merge.h"
 #include "study/sweep_output.h"
 
 #include <errno.h>
@@ -26,6 +27,7 @@
 
 static const char *const help =
     "usage: zerosim sweep GRID [options]\n"
+    "       zerosim sweep --merge OUT SHARD...\n"
     "\n"
     "Runs every point of a grid file: the cartesian product of its lists of models,\n"
     "configs, platforms, GPU and node counts, batch sizes, sequence lengths, activation\n"
@@ -45,8 +47,12 @@ static const char *const help =
     "  --shard I/N      only the points whose id % N == I (0 <= I < N): N shards with one\n"
     "                   --out each cover the grid once (SLURM job arrays, GNU parallel)\n"
     "  --dry-run        list the points (id, todo or done, key) without running them\n"
+    "  --merge OUT      merge the shard files of one sweep (every shard once, every point\n"
+    "                   once, the same grid and inputs) into OUT, rows in id order\n"
     "  -h, --help       this text\n"
     "\n"
+    "The first line records zerosim's version, the grid and every input file with their\n"
+    "digests and the shard; a resumed sweep refuses a file whose rows it would not write.\n"
     "CSV columns: id, key (the point's canonical parameters, used for resumption), the\n"
     "grid's parameters, status (ok or error), exit_code (3: out of memory, still a row\n"
     "with memory.fits false), the main metrics named by their report JSON path\n"
@@ -58,7 +64,7 @@ static const char *const help =
     "1 bad grid file or unusable output file, 2 bad command line, 130 interrupted (the\n"
     "rows written are complete: run the same command again to resume).\n";
 
-enum { OPT_JOBS, OPT_OUT, OPT_FORMAT, OPT_SHARD, OPT_DRY_RUN, N_OPTS };
+enum { OPT_JOBS, OPT_OUT, OPT_FORMAT, OPT_SHARD, OPT_DRY_RUN, OPT_MERGE, N_OPTS };
 enum { MAX_JOBS = 256, EXIT_INTERRUPTED = 130 };
 
 static const char *const cmd = "sweep";
@@ -167,6 +173,39 @@ static void dry_run(const Grid *g, const SweepOutput *o, uint64_t shard, uint64_
             grid_n_points(g), listed, done);
 }
 
+/* `zerosim sweep --merge OUT SHARD...`: the shards of one sweep into one file. */
+static int merge(const CliOption *o, const char *const *files, size_t n_files)
+{
+    const char *out_path = o[OPT_MERGE].value;
+    for (int k = 0; k < N_OPTS; k++)
+        if (k != OPT_MERGE && k != OPT_FORMAT && o[k].value != NULL)
+            return cli_usage_error(cmd, "--merge: expected only shard files (and --format), got %s",
+                                   o[k].name);
+    if (n_files == 0)
+        return cli_usage_error(cmd, "--merge %s: expected the shard files to merge, got none",
+                               out_path);
+    SweepFormat format;
+    if (strcmp(out_path, "-") == 0)
+        return cli_usage_error(cmd, "--merge: expected an output file, got \"-\"");
+    if (parse_format(out_path, o[OPT_FORMAT].value, &format))
+        return EXIT_BAD_USAGE;
+    for (size_t i = 0; i < n_files; i++) {
+        SweepFormat shard_format;
+        if (parse_format(files[i], NULL, &shard_format))
+            return EXIT_BAD_USAGE;
+        if (shard_format != format)
+            return cli_usage_error(cmd, "--merge: expected shards in the format of %s, got \"%s\"",
+                                   out_path, files[i]);
+    }
+    Err err = {0};
+    if (sweep_merge(out_path, format, files, n_files, &err)) {
+        fprintf(stderr, "zerosim: %s\n", err.msg);
+        return EXIT_BAD_INPUT;
+    }
+    fprintf(stderr, "zerosim sweep: merged %zu shards into %s\n", n_files, out_path);
+    return EXIT_OK;
+}
+
 int cmd_sweep(int argc, char **argv)
 {
     CliOption o[N_OPTS] = {
@@ -175,6 +214,7 @@ int cmd_sweep(int argc, char **argv)
         [OPT_FORMAT] = {"--format", true, NULL},
         [OPT_SHARD] = {"--shard", true, NULL},
         [OPT_DRY_RUN] = {"--dry-run", false, NULL},
+        [OPT_MERGE] = {"--merge", true, NULL},
     };
     char **rest = xcalloc((size_t)argc + 1, sizeof *rest);
     const char **grids = xcalloc((size_t)argc + 1, sizeof *grids);
@@ -182,6 +222,12 @@ int cmd_sweep(int argc, char **argv)
     split_arguments(argc, argv, o, rest, &n_rest, grids, &n_grids);
     int rc = cli_parse(cmd, help, n_rest, rest, 0, o, N_OPTS);
     const char *grid_path = grids[0];
+    if (rc == 0 && o[OPT_MERGE].value != NULL) {
+        rc = merge(o, grids, (size_t)n_grids);
+        free(rest);
+        free(grids);
+        return rc;
+    }
     if (rc == 0 && n_grids == 0)
         rc = cli_usage_error(cmd, "expected a grid file, got nothing");
     else if (rc == 0 && n_grids > 1)

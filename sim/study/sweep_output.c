@@ -121,8 +121,9 @@ static int read_rows(SweepOutput *o, const Grid *g, const char *text, size_t n_b
         at += len + 1;
         if (line_no == 0) {
             SweepHeader found;
-            rc = sweep_header_parse(&found, o->path, line, len, o->format == SWEEP_CSV, err) ||
-                 sweep_header_compare(&found, &want, o->path, false, err);
+            if (sweep_header_parse(&found, o->path, line, len, o->format == SWEEP_CSV, err) ||
+                sweep_header_compare(&found, &want, o->path, false, err))
+                rc = -1;
             sweep_header_fini(&found);
             continue;
         }
