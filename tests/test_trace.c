@@ -95,7 +95,7 @@ static void fake_result(const Graph *g, uint32_t gpus_per_node, const bool *mem_
         if (is_mem) {
             double bytes = op->kind == OP_ALLOC ? op->amount : -op->amount;
             memory_apply(r->memory, START_S(id), op->rank, (MemSpace)op->sub,
-                         (MemCategory)op->category, bytes);
+                         (MemCategory)op->category, op->ref, op->stream_kind, bytes);
         }
     }
     r->makespan_s = START_S(n);

@@ -50,6 +50,14 @@ int cli_parse(const char *command, const char *help, int argc, char **argv, int 
     "  --flash-attention on|off\n"                                                                 \
     "                   attention without stored s x s scores (default: on)\n"
 
+#define CLI_HELP_HEADROOM                                                                          \
+    "  --headroom F     share of GPU memory the fits/out-of-memory verdict keeps free, in\n"     \
+    "                   [0, 0.5] (default 0.05)\n"
+
+/* --headroom (NULL when absent: the default, recorded in `defaults` when not NULL) into
+ * *out_fraction. 0, or EXIT_BAD_USAGE with the message printed. */
+int cli_headroom(const char *command, const char *text, double *out_fraction, StrList *defaults);
+
 /* Fails with a usage error naming the first of options[first..last] that was not given. */
 int cli_require(const char *command, const CliOption *options, int first, int last);
 

@@ -164,19 +164,21 @@ static int estimate(Candidate *c, const char *precision, const ModelConfig *mode
     EstimateOptions opts = {.seq_len = seq_len,
                             .recompute = c->is_checkpointed ? RECOMPUTE_FULL : RECOMPUTE_NONE,
                             .checkpoint_every = 1,
-                            .is_flash_attention = true};
+                            .is_flash_attention = true,
+                            .headroom_fraction = ESTIMATE_DEFAULT_HEADROOM_FRACTION};
     int rc = estimate_build(model, &train, p, &opts, out, err);
     ds_config_fini(&train);
     if (rc)
         return -1;
     c->fits = out->fits;
-    c->gpu_bytes = (double)out->gpu_peak;
+    c->gpu_bytes = (double)out->gpu_device_peak;
     const char *what = !out->fits_gpu    ? "gpu"
                        : !out->fits_cpu  ? "cpu"
                        : !out->fits_nvme ? "nvme"
                                          : "";
     snprintf(c->runs_out, sizeof c->runs_out, "%s", what);
-    c->shortfall_bytes = !out->fits_gpu    ? (double)(out->gpu_peak - out->gpu_capacity)
+    c->shortfall_bytes = !out->fits_gpu    ? (double)(out->gpu_device_peak + out->gpu_headroom) -
+                                              (double)out->gpu_capacity
                          : !out->fits_cpu  ? (double)(out->cpu_peak - out->cpu_capacity)
                          : !out->fits_nvme ? (double)(out->nvme_peak - out->nvme_capacity)
                                            : 0.0;
@@ -233,13 +235,19 @@ static void simulate_child(const Candidate *c, const char *precision, const Mode
     EstimateOptions opts = {.seq_len = seq_len,
                             .recompute = c->is_checkpointed ? RECOMPUTE_FULL : RECOMPUTE_NONE,
                             .checkpoint_every = 1,
-                            .is_flash_attention = true};
+                            .is_flash_attention = true,
+                            .headroom_fraction = ESTIMATE_DEFAULT_HEADROOM_FRACTION};
     ScheduleOptions sched = {.variant = SCHEDULE_DEEPSPEED, .n_steps = 1, .has_activations = true};
     EngineOptions eng = {.algo = COLL_ALGO_AUTO};
     if (candidate_config(c, precision, &train, &err))
         goto done;
-    if (estimate_build(model, &train, p, &opts, &est, &err) ||
-        (g = zero_schedule_build(model, &train, p, &est.setup, &sched, &err)) == NULL ||
+    if (estimate_build(model, &train, p, &opts, &est, &err)) {
+        ds_config_fini(&train);
+        goto done;
+    }
+    eng.gpu_outside_bytes = (double)est.runtime.outside_bytes;
+    eng.gpu_headroom_bytes = (double)est.gpu_headroom;
+    if ((g = zero_schedule_build(model, &train, p, &est.setup, &sched, &err)) == NULL ||
         engine_init(p, train.precision, &err) || engine_run(g, &eng, &r, &err)) {
         ds_config_fini(&train);
         goto done;
@@ -253,7 +261,7 @@ static void simulate_child(const Candidate *c, const char *precision, const Mode
     out->step_s = m.step_s;
     out->tokens_per_s = m.tokens_per_s;
     out->tflops_per_gpu = m.tflops_per_gpu;
-    out->gpu_peak = m.gpu_peak->peak_bytes;
+    out->gpu_peak = memory_gpu_device_peak_bytes(m.gpu_peak);
     for (int k = 0; k < COLL_N_KINDS; k++)
         out->bytes += r.coll_bytes[0][k];
     bottleneck(&report.breakdown, out);

@@ -40,7 +40,7 @@ static const char *const help =
     "idle), the simulated memory peak per GPU with its breakdown and whether it fits, and\n"
     "the bytes each rank sends per collective and per link class.\n"
     "\n"
-    "required:\n" CLI_HELP_INPUTS "options:\n" CLI_HELP_SETUP
+    "required:\n" CLI_HELP_INPUTS "options:\n" CLI_HELP_SETUP CLI_HELP_HEADROOM
     "  --steps K        optimizer steps to simulate back to back (default 1)\n"
     "  --delayed-param-update\n"
     "                   ZeRO-Offload's one-step delayed parameter update: the CPU\n"
@@ -93,6 +93,7 @@ enum {
     OPT_DPU,
     OPT_MODE,
     OPT_CALIBRATION,
+    OPT_HEADROOM,
     N_OPTS
 };
 
@@ -159,6 +160,7 @@ int cmd_run(int argc, char **argv)
         [OPT_DPU] = {"--delayed-param-update", false, NULL},
         [OPT_MODE] = {"--mode", true, NULL},
         [OPT_CALIBRATION] = {"--calibration", true, NULL},
+        [OPT_HEADROOM] = {"--headroom", true, NULL},
     };
     const char *cmd = "run";
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
@@ -173,7 +175,8 @@ int cmd_run(int argc, char **argv)
     if (cli_count(cmd, "--gpus", o[OPT_GPUS].value, &gpus) ||
         cli_count(cmd, "--nodes", o[OPT_NODES].value, &nodes) ||
         cli_count(cmd, "--steps", o[OPT_STEPS].value, &steps) ||
-        cli_setup_options(cmd, seq, recompute, flash, &est_opts))
+        cli_setup_options(cmd, seq, recompute, flash, &est_opts) ||
+        cli_headroom(cmd, o[OPT_HEADROOM].value, &est_opts.headroom_fraction, NULL))
         return EXIT_BAD_USAGE;
     if (steps > 1000)
         return cli_usage_error(cmd, "--steps: expected at most 1000, got %llu",
@@ -252,6 +255,9 @@ int cmd_run(int argc, char **argv)
                                         platform.gpus_per_node, &train, &sched, &err))
         goto done;
     cli_setup_defaults(seq, recompute, flash, model.max_seq, &setup_defaults);
+    if (o[OPT_HEADROOM].value == NULL)
+        strlist_addf(&setup_defaults, "--headroom %.2f (of GPU memory kept free)",
+                     ESTIMATE_DEFAULT_HEADROOM_FRACTION);
 
     Estimate est;
     if (estimate_build(&model, &train, &platform, &est_opts, &est, &err))
@@ -272,6 +278,8 @@ int cmd_run(int argc, char **argv)
     if (graph == NULL)
         goto done;
     double build_s = wall_now() - t0;
+    eng.gpu_outside_bytes = (double)est.runtime.outside_bytes;
+    eng.gpu_headroom_bytes = (double)est.gpu_headroom;
     if (engine_init(&simulated, train.precision, &err) || engine_run(graph, &eng, &result, &err))
         goto done;
 

@@ -81,7 +81,14 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
     out->gpu_capacity = platform->gpu.hbm_bytes;
     out->cpu_capacity = platform->cpu.dram_bytes;
     out->nvme_capacity = platform->nvme.n_drives * platform->nvme.capacity_bytes_per_drive;
-    out->fits_gpu = out->gpu_peak <= out->gpu_capacity;
+    runtime_memory(platform, z, n_gpus, &out->runtime);
+    const uint64_t working = m->gpu_step_copies > out->gpu_activations ? m->gpu_step_copies
+                                                                       : out->gpu_activations;
+    out->gpu_allocated_peak = m->gpu_model_states + m->gpu_buffers + working +
+                              out->runtime.cublas_workspace_bytes;
+    out->gpu_device_peak = out->gpu_allocated_peak + out->runtime.outside_bytes;
+    out->gpu_headroom = (uint64_t)(opts->headroom_fraction * (double)out->gpu_capacity);
+    out->fits_gpu = out->gpu_device_peak + out->gpu_headroom <= out->gpu_capacity;
     out->fits_cpu = out->cpu_peak <= out->cpu_capacity;
     out->fits_nvme = out->nvme_peak <= out->nvme_capacity;
     out->fits = out->fits_gpu && out->fits_cpu && out->fits_nvme;
