@@ -254,6 +254,7 @@ int cmd_run(int argc, char **argv)
     if (fsdp != FSDP_NONE && fsdp_apply(fsdp, prefetch == NULL || strcmp(prefetch, "on") == 0,
                                         platform.gpus_per_node, &train, &sched, &err))
         goto done;
+    est_opts.is_fsdp = fsdp != FSDP_NONE;
     cli_setup_defaults(seq, recompute, flash, model.max_seq, &setup_defaults);
     if (o[OPT_HEADROOM].value == NULL)
         strlist_addf(&setup_defaults, "--headroom %.2f (of GPU memory kept free)",

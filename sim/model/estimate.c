@@ -81,6 +81,13 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
     out->gpu_capacity = platform->gpu.hbm_bytes;
     out->cpu_capacity = platform->cpu.dram_bytes;
     out->nvme_capacity = platform->nvme.n_drives * platform->nvme.capacity_bytes_per_drive;
+    /* FSDP with MixedPrecision keeps the sharded flat parameter and its reduced gradient in
+     * fp32 (torch/distributed/fsdp/_flat_param.py FlatParamHandle: _local_shard in the
+     * original dtype, _mp_shard for the low-precision copy; _runtime_utils.py _reduce_grad
+     * casts the reduced shard back to the parameter's dtype), and the optimizer steps those:
+     * the wrappers' working copies are DeepSpeed's alone. */
+    if (opts->is_fsdp)
+        out->mem.gpu_step_copies = 0;
     runtime_memory(platform, z, n_gpus, &out->runtime);
     const uint64_t working = m->gpu_step_copies > out->gpu_activations ? m->gpu_step_copies
                                                                        : out->gpu_activations;

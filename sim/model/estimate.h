@@ -32,6 +32,7 @@ typedef struct EstimateOptions {
     uint32_t checkpoint_every; /* RECOMPUTE_FULL: every N-th layer (1: all) */
     bool is_flash_attention;
     double headroom_fraction; /* of GPU memory kept free by the verdict (--headroom) */
+    bool is_fsdp;             /* PyTorch FSDP steps its fp32 flat shards in place: no copies */
 } EstimateOptions;
 
 typedef struct Estimate {

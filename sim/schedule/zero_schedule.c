@@ -392,7 +392,9 @@ static void boundary(Builder *b)
         compute_all(b, 0.0, graph_label(b->g, "parameters updated"));
     } else {
         /* the optimizer wrapper's fp32 working copies live through the step (zero_memory.h) */
-        const double copies = b->opts->has_activations ? (double)b->mem.gpu_step_copies : 0.0;
+        const double copies = b->opts->has_activations && b->opts->fsdp == FSDP_NONE
+                                  ? (double)b->mem.gpu_step_copies
+                                  : 0.0; /* FSDP steps its fp32 shards in place (estimate.c) */
         uint32_t *copy_bufs = copies > 0 ? xmalloc(n * sizeof *copy_bufs) : NULL;
         for (uint32_t r = 0; r < n && copy_bufs; r++)
             graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, MEM_STEP_COPIES, copies, &copy_bufs[r]);
