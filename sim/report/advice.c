@@ -23,9 +23,38 @@ static int compare(const void *pa, const void *pb)
     return a->shortfall_bytes < b->shortfall_bytes ? -1 : a->shortfall_bytes > b->shortfall_bytes;
 }
 
+/* GPU memory a simulated candidate leaves free: HBM less its device peak (reserved + outside
+ * the allocator). */
+static double room_bytes(const Advice *a, const Candidate *c)
+{
+    return (double)a->platform->gpu.hbm_bytes - c->sim_gpu_peak_bytes;
+}
+
 void advice_rank(Advice *a)
 {
     qsort(a->candidates, a->n_candidates, sizeof *a->candidates, compare);
+    /* When the fastest leaves less than ADVICE_TIGHT_FRACTION of the GPU free, the one with
+     * the most room among the fitting candidates within ADVICE_NEAR_EQUAL_FRACTION of it goes
+     * first: a run that fits by a few hundred MiB is one
+     * PyTorch release or one longer batch away from out-of-memory. */
+    if (a->n_candidates < 2 || !a->candidates[0].fits || !a->candidates[0].is_simulated ||
+        room_bytes(a, &a->candidates[0]) >=
+            ADVICE_TIGHT_FRACTION * (double)a->platform->gpu.hbm_bytes)
+        return; /* the fastest has room enough */
+    const double floor = a->candidates[0].tokens_per_s * (1.0 - ADVICE_NEAR_EQUAL_FRACTION);
+    size_t best = 0;
+    for (size_t i = 1; i < a->n_candidates; i++) {
+        const Candidate *c = &a->candidates[i];
+        if (!c->fits || !c->is_simulated || c->tokens_per_s < floor)
+            break; /* sorted: the rest are slower */
+        if (room_bytes(a, c) > room_bytes(a, &a->candidates[best]))
+            best = i;
+    }
+    if (best > 0) {
+        Candidate chosen = a->candidates[best];
+        memmove(&a->candidates[1], &a->candidates[0], best * sizeof *a->candidates);
+        a->candidates[0] = chosen;
+    }
 }
 
 static const char *name(const Candidate *c, char *buf, size_t n)
@@ -70,6 +99,13 @@ static void explain(const Advice *a, char *out, size_t n)
                                    best->is_checkpointed ? ", full activation checkpointing" : "",
                                    best->grad_accum > 1 ? " with gradient accumulation" : "",
                                    best->tokens_per_s, best->tflops_per_gpu);
+    if (used < n && best->is_simulated)
+        used += (size_t)snprintf(out + used, n - used,
+                                 "It leaves %.1f GiB of the GPU's %.0f GiB free (device peak "
+                                 "%.1f GiB: the caching allocator's reserve plus the CUDA "
+                                 "context and NCCL buffers). ",
+                                 gib(room_bytes(a, best)), gib(hbm),
+                                 gib(best->sim_gpu_peak_bytes));
     if (used >= n)
         return;
     char *p = out + used;

@@ -53,7 +53,16 @@ typedef struct Advice {
     size_t n_candidates;
 } Advice;
 
-/* Sorts the candidates best first. */
+/* Candidates within this share of the fastest one's throughput count as equally fast; among
+ * them the one with the most GPU memory to spare is recommended (a policy, docs/MODEL.md). */
+#define ADVICE_NEAR_EQUAL_FRACTION 0.02
+/* ... when the fastest leaves less than this share of the GPU's memory free. */
+#define ADVICE_TIGHT_FRACTION 0.10
+
+/* Sorts the candidates best first: fitting before not, then by throughput, then by GPU bytes;
+ * when the fastest leaves under ADVICE_TIGHT_FRACTION of HBM free, the candidate with the most
+ * room (HBM less the simulated device peak) within ADVICE_NEAR_EQUAL_FRACTION of its
+ * throughput is put first. */
 void advice_rank(Advice *a);
 
 /* The ranked table and the recommendation paragraph. */
