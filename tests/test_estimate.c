@@ -156,6 +156,27 @@ static void test_estimate_build_device_peak_and_headroom(void **state)
     fini(&in);
 }
 
+/* FSDP (zero3 with is_fsdp): two unsharded units and one unit's gradient, 16-bit each; for
+ * gpt2-1.5b the tied embedding (50257 x 1600) is the largest unit. */
+static void test_estimate_build_fsdp_buffers_are_two_units_and_a_gradient(void **state)
+{
+    (void)state;
+    Inputs in;
+    load(&in, "gpt2-1.5b", "zero3", "dgx-a100-80g", 8);
+    EstimateOptions opts = {.seq_len = 1024, .is_flash_attention = true, .is_fsdp = true};
+    Estimate est;
+    build(&in, &opts, &est);
+    uint64_t unit = est.params.per_layer;
+    if (est.params.embedding > unit)
+        unit = est.params.embedding;
+    if (est.params.lm_head > unit)
+        unit = est.params.lm_head;
+    assert_int_equal(unit, 50257ull * 1600);
+    assert_int_equal(est.mem.gpu_buffers, 2 * unit * 2 + unit * 2);
+    assert_int_equal(est.mem.gpu_step_copies, 0);
+    fini(&in);
+}
+
 /* GPT-3 175B under DDP (zero0) on 8 GPUs: 16 Psi = 2.8 TB per GPU cannot fit. */
 static void test_estimate_build_gpt3_zero0_does_not_fit(void **state)
 {
@@ -202,6 +223,7 @@ int main(void)
         cmocka_unit_test(test_estimate_build_gpt2_1_5b_zero2_fits_on_dgx),
         cmocka_unit_test(test_estimate_build_gpt3_zero0_does_not_fit),
         cmocka_unit_test(test_estimate_build_device_peak_and_headroom),
+        cmocka_unit_test(test_estimate_build_fsdp_buffers_are_two_units_and_a_gradient),
         cmocka_unit_test(test_estimate_build_composes_flops_and_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
