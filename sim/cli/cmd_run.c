@@ -37,7 +37,9 @@ static const char *const help =
     "optimizer step as an event graph, with contention on NVLink, PCIe, NICs and the\n"
     "fabric. Prints the step time, tokens/s, TFLOP/s per GPU (Megatron's formula) and MFU,\n"
     "where rank 0's time goes (compute, optimizer, exposed communication by collective,\n"
-    "idle), the simulated memory peak per GPU with its breakdown and whether it fits, and\n"
+    "idle), the simulated memory per GPU: the allocated peak with its breakdown, the\n"
+    "caching allocator's reserved peak, the CUDA context and NCCL buffers, and whether the\n"
+    "sum fits HBM less the headroom, and\n"
     "the bytes each rank sends per collective and per link class.\n"
     "\n"
     "required:\n" CLI_HELP_INPUTS "options:\n" CLI_HELP_SETUP CLI_HELP_HEADROOM
