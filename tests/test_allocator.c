@@ -35,7 +35,7 @@ static void test_allocator_rounding_and_segments(void **state)
 static void test_allocator_small_blocks_share_a_segment(void **state)
 {
     (void)state;
-    CachingAllocator *a = allocator_create(1e12);
+    CachingAllocator *a = allocator_create(1e12, false);
     bool oom;
     uint32_t x = allocator_malloc(a, 1000, 0, &oom); /* 1024 B of a new 2 MiB segment */
     uint32_t y = allocator_malloc(a, 4096, 0, &oom); /* from the split remainder */
@@ -57,7 +57,7 @@ static void test_allocator_small_blocks_share_a_segment(void **state)
 static void test_allocator_fragmentation_takes_new_segments(void **state)
 {
     (void)state;
-    CachingAllocator *a = allocator_create(1e12);
+    CachingAllocator *a = allocator_create(1e12, false);
     bool oom;
     uint32_t big = allocator_malloc(a, 30 * MIB, 0, &oom);
     allocator_malloc(a, 10 * MIB, 0, &oom);
@@ -76,7 +76,7 @@ static void test_allocator_fragmentation_takes_new_segments(void **state)
 static void test_allocator_streams_do_not_share_blocks(void **state)
 {
     (void)state;
-    CachingAllocator *a = allocator_create(1e12);
+    CachingAllocator *a = allocator_create(1e12, false);
     bool oom;
     uint32_t x = allocator_malloc(a, 16 * MIB, 0, &oom);
     allocator_free(a, x);
@@ -91,7 +91,7 @@ static void test_allocator_streams_do_not_share_blocks(void **state)
 static void test_allocator_releases_cache_before_oom(void **state)
 {
     (void)state;
-    CachingAllocator *a = allocator_create(100.0 * MIB);
+    CachingAllocator *a = allocator_create(100.0 * MIB, false);
     bool oom;
     uint32_t x = allocator_malloc(a, 60 * MIB, 0, &oom);
     allocator_free(a, x);
@@ -104,6 +104,60 @@ static void test_allocator_releases_cache_before_oom(void **state)
     allocator_destroy(a);
 }
 
+/* Expandable segments grow the free block at their end: 30 MiB (pages of 20 MiB: 40 mapped),
+ * freed, then 50 MiB: the free 40 MiB at the end takes one more page, reserved 60 MiB, where
+ * fixed segments need a new 50 MiB one beside the cached 30: 80. */
+static void test_allocator_expandable_grows_the_last_block(void **state)
+{
+    (void)state;
+    bool oom;
+    CachingAllocator *e = allocator_create(1e12, true);
+    uint32_t x = allocator_malloc(e, 30 * MIB, 0, &oom);
+    assert_int_equal(allocator_reserved_bytes(e), 40 * MIB);
+    allocator_free(e, x);
+    allocator_malloc(e, 50 * MIB, 0, &oom);
+    assert_int_equal(allocator_reserved_bytes(e), 60 * MIB);
+    assert_int_equal(allocator_allocated_bytes(e), 50 * MIB);
+    assert_int_equal(allocator_n_segments(e), 1);
+    allocator_destroy(e);
+
+    CachingAllocator *f = allocator_create(1e12, false);
+    x = allocator_malloc(f, 30 * MIB, 0, &oom);
+    allocator_free(f, x);
+    allocator_malloc(f, 50 * MIB, 0, &oom);
+    assert_int_equal(allocator_reserved_bytes(f), 80 * MIB);
+    allocator_destroy(f);
+
+    /* small requests map 2 MiB pages */
+    CachingAllocator *s = allocator_create(1e12, true);
+    allocator_malloc(s, 1000, 0, &oom);
+    assert_int_equal(allocator_reserved_bytes(s), 2 * MIB);
+    allocator_destroy(s);
+}
+
+/* Under pressure the free pages are unmapped. Limit 70 MiB: 30 MiB (pages [0, 40)), 10 MiB in
+ * its remainder [30, 40), the 30 freed, then 40 MiB: 40 + 40 > 70, so the free page [0, 20) is
+ * unmapped (reserved 20) and the 40 MiB maps [40, 80): reserved 60, no OOM. Then 20 MiB more:
+ * the hole [0, 30) holds it after mapping [0, 20) again: 80 > 70 and nothing left to unmap. */
+static void test_allocator_expandable_unmaps_free_pages_under_pressure(void **state)
+{
+    (void)state;
+    bool oom;
+    CachingAllocator *e = allocator_create(70.0 * MIB, true);
+    uint32_t x = allocator_malloc(e, 30 * MIB, 0, &oom);
+    allocator_malloc(e, 10 * MIB, 0, &oom);
+    assert_int_equal(allocator_reserved_bytes(e), 40 * MIB);
+    allocator_free(e, x);
+    allocator_malloc(e, 40 * MIB, 0, &oom);
+    assert_false(oom);
+    assert_int_equal(allocator_reserved_bytes(e), 60 * MIB);
+    assert_int_equal(allocator_allocated_bytes(e), 50 * MIB);
+    allocator_malloc(e, 20 * MIB, 0, &oom);
+    assert_true(oom);
+    assert_int_equal(allocator_reserved_bytes(e), 80 * MIB);
+    allocator_destroy(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -112,6 +166,8 @@ int main(void)
         cmocka_unit_test(test_allocator_fragmentation_takes_new_segments),
         cmocka_unit_test(test_allocator_streams_do_not_share_blocks),
         cmocka_unit_test(test_allocator_releases_cache_before_oom),
+        cmocka_unit_test(test_allocator_expandable_grows_the_last_block),
+        cmocka_unit_test(test_allocator_expandable_unmaps_free_pages_under_pressure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,7 +18,7 @@ static void test_memory_reserved_peak_and_device_peak(void **state)
 {
     (void)state;
     MemTracker *t = memory_create(1, 1, 100 * MIB, 1e12, 0, NULL);
-    memory_set_gpu_runtime(t, 3, 10 * MIB, 10 * MIB);
+    memory_set_gpu_runtime(t, 3, 10 * MIB, 10 * MIB, false);
     memory_apply(t, 1.0, 0, MEM_GPU, MEM_ACTIVATIONS, 0, STREAM_COMPUTE, 30 * MIB);
     memory_apply(t, 2.0, 0, MEM_GPU, MEM_PARAMS, 1, STREAM_COMPUTE, 10 * MIB);
     memory_apply(t, 3.0, 0, MEM_GPU, MEM_ACTIVATIONS, 0, STREAM_COMPUTE, -30 * MIB);
@@ -43,7 +43,7 @@ static void test_memory_release_then_oom(void **state)
 {
     (void)state;
     MemTracker *t = memory_create(1, 1, 100 * MIB, 1e12, 0, NULL);
-    memory_set_gpu_runtime(t, 4, 11 * MIB, 10 * MIB);
+    memory_set_gpu_runtime(t, 4, 11 * MIB, 10 * MIB, false);
     memory_apply(t, 1.0, 0, MEM_GPU, MEM_ACTIVATIONS, 0, STREAM_COMPUTE, 30 * MIB);
     memory_apply(t, 2.0, 0, MEM_GPU, MEM_PARAMS, 1, STREAM_COMPUTE, 10 * MIB);
     memory_apply(t, 3.0, 0, MEM_GPU, MEM_ACTIVATIONS, 0, STREAM_COMPUTE, -30 * MIB);

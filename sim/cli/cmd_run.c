@@ -55,6 +55,9 @@ static const char *const help =
     "  --schedule deepspeed|textbook\n"
     "                   DeepSpeed's schedules (default) or the seed chapter's textbook\n"
     "                   algorithms, for teaching (docs/SCHEDULES.md)\n"
+    "  --expandable-segments\n"
+    "                   replay PyTorch's caching allocator with expandable_segments:True\n"
+    "                   (PYTORCH_CUDA_ALLOC_CONF) instead of fixed segments (the default)\n"
     "  --calibration FILE\n"
     "                   overlay a zerosim-calibrate result on the platform (GEMM efficiency,\n"
     "                   PCIe, NVLink, CPU Adam and NVMe rates; docs/CALIBRATION.md)\n"
@@ -96,6 +99,7 @@ enum {
     OPT_MODE,
     OPT_CALIBRATION,
     OPT_HEADROOM,
+    OPT_EXPANDABLE,
     N_OPTS
 };
 
@@ -163,6 +167,7 @@ int cmd_run(int argc, char **argv)
         [OPT_MODE] = {"--mode", true, NULL},
         [OPT_CALIBRATION] = {"--calibration", true, NULL},
         [OPT_HEADROOM] = {"--headroom", true, NULL},
+        [OPT_EXPANDABLE] = {"--expandable-segments", false, NULL},
     };
     const char *cmd = "run";
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
@@ -258,6 +263,10 @@ int cmd_run(int argc, char **argv)
         goto done;
     est_opts.is_fsdp = fsdp != FSDP_NONE;
     cli_setup_defaults(seq, recompute, flash, model.max_seq, &setup_defaults);
+    if (o[OPT_EXPANDABLE].value == NULL)
+        strlist_addf(&setup_defaults, "caching allocator with fixed segments (PyTorch's default; "
+                                      "--expandable-segments for expandable_segments:True)");
+    eng.is_expandable_segments = o[OPT_EXPANDABLE].value != NULL;
     if (o[OPT_HEADROOM].value == NULL)
         strlist_addf(&setup_defaults, "--headroom %.2f (of GPU memory kept free)",
                      ESTIMATE_DEFAULT_HEADROOM_FRACTION);

@@ -32,14 +32,20 @@
 typedef struct CachingAllocator CachingAllocator;
 
 /* An empty allocator that may take up to limit_bytes from the driver (the GPU's memory less
- * what lies outside the allocator and the headroom kept free). */
-CachingAllocator *allocator_create(double limit_bytes);
+ * what lies outside the allocator and the headroom kept free). With `is_expandable`
+ * (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True) each stream and pool has one segment of
+ * unbounded address space into which pages (2 MiB small, 20 MiB large) are mapped as needed,
+ * a free block at its end grows instead of a new segment being taken, blocks split down to
+ * 512 B, and under pressure the free pages are unmapped: fragmentation mostly goes. */
+CachingAllocator *allocator_create(double limit_bytes, bool is_expandable);
 void allocator_destroy(CachingAllocator *a);
 
 /* The size a request is rounded to (round_size) and the segment a request that finds no
  * cached block takes from the driver (get_allocation_size). */
 uint64_t allocator_round_bytes(uint64_t bytes);
 uint64_t allocator_segment_bytes(uint64_t rounded_bytes);
+/* The page an expandable segment maps at a time (find_expandable_block's segment_size). */
+uint64_t allocator_page_bytes(bool is_small);
 
 /* Allocates `bytes` on `stream` and returns the block's handle. When no cached block fits and
  * a new segment would pass the limit, the free segments are returned to the driver and the

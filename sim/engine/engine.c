@@ -416,7 +416,7 @@ int engine_run(const Graph *g, const EngineOptions *opts, EngineResult *out, Err
     out->memory = memory_create(n_ranks, (uint32_t)p->gpus_per_node, (double)p->gpu.hbm_bytes,
                                 (double)p->cpu.dram_bytes, nvme, opts->traced);
     memory_set_gpu_runtime(out->memory, graph_n_buffers(g), opts->gpu_outside_bytes,
-                           opts->gpu_headroom_bytes);
+                           opts->gpu_headroom_bytes, opts->is_expandable_segments);
 
     Run run = {0};
     run.graph = g;

@@ -32,6 +32,7 @@ typedef struct EngineOptions {
     bool show_progress; /* on stderr, once the run has taken more than a second */
     double gpu_outside_bytes;  /* per GPU outside the caching allocator (runtime_memory.h) */
     double gpu_headroom_bytes; /* per GPU kept free by the out-of-memory verdict */
+    bool is_expandable_segments; /* PyTorch's expandable_segments allocator mode */
 } EngineOptions;
 
 typedef struct EngineResult {

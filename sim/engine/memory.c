@@ -68,7 +68,7 @@ void memory_destroy(MemTracker *t)
 }
 
 void memory_set_gpu_runtime(MemTracker *t, uint32_t n_buffers, double outside_bytes,
-                            double headroom_bytes)
+                            double headroom_bytes, bool is_expandable)
 {
     if (t->allocators == NULL)
         t->allocators = xcalloc(t->n_ranks, sizeof *t->allocators);
@@ -80,7 +80,8 @@ void memory_set_gpu_runtime(MemTracker *t, uint32_t n_buffers, double outside_by
         a->outside_bytes = outside_bytes;
         a->headroom_bytes = headroom_bytes;
         allocator_destroy(t->allocators[r]);
-        t->allocators[r] = allocator_create(a->capacity_bytes - outside_bytes - headroom_bytes);
+        t->allocators[r] =
+            allocator_create(a->capacity_bytes - outside_bytes - headroom_bytes, is_expandable);
     }
 }
 

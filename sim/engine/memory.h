@@ -62,9 +62,10 @@ MemTracker *memory_create(uint32_t n_ranks, uint32_t gpus_per_node, double gpu_c
 void memory_destroy(MemTracker *t);
 
 /* Turns on the caching-allocator replay for every GPU account: `n_buffers` buffer ids (the
- * graph's), `outside_bytes` per GPU outside the allocator and `headroom_bytes` kept free. */
+ * graph's), `outside_bytes` per GPU outside the allocator, `headroom_bytes` kept free, and
+ * expandable segments or not (allocator.h). */
 void memory_set_gpu_runtime(MemTracker *t, uint32_t n_buffers, double outside_bytes,
-                            double headroom_bytes);
+                            double headroom_bytes, bool is_expandable);
 
 /* Applies an allocation (positive) or release (negative) of `bytes` of `buffer` by `rank` on
  * `space`, issued on stream kind `stream` (the allocator caches blocks per stream). */
