@@ -79,6 +79,7 @@ void memory_set_gpu_runtime(MemTracker *t, uint32_t n_buffers, double outside_by
         MemAccount *a = &t->accounts[memory_account_index(t, r, MEM_GPU)];
         a->outside_bytes = outside_bytes;
         a->headroom_bytes = headroom_bytes;
+        a->is_expandable = is_expandable;
         allocator_destroy(t->allocators[r]);
         t->allocators[r] =
             allocator_create(a->capacity_bytes - outside_bytes - headroom_bytes, is_expandable);

@@ -41,6 +41,7 @@ typedef struct MemAccount {
     double at_reserved_peak[MEM_N_CATEGORIES]; /* allocated bytes by category then */
     double outside_bytes;  /* CUDA context + NCCL, outside the allocator */
     double headroom_bytes; /* kept free by the verdict */
+    bool is_expandable;    /* the allocator replay uses expandable segments */
 } MemAccount;
 
 typedef struct MemSample {

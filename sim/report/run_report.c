@@ -115,8 +115,9 @@ void run_report_text(FILE *out, const RunReport *r)
             row(out, rows[c], gib(g->at_peak[c]));
     fprintf(out, "  %-34s %10.2f   at %.4f s on rank %u (estimate: %.2f)\n", "= allocated peak",
             gib(g->peak_bytes), g->peak_time_s, m.peak_rank, gib((double)e->gpu_allocated_peak));
-    fprintf(out, "  %-34s %10.2f   at %.4f s (caching allocator: %.2f over the %.2f allocated then)\n",
+    fprintf(out, "  %-34s %10.2f   at %.4f s (%s: %.2f over the %.2f allocated then)\n",
             "reserved peak", gib(g->reserved_peak_bytes), g->reserved_peak_time_s,
+            g->is_expandable ? "expandable segments" : "fixed segments",
             gib(g->reserved_peak_bytes - mem_sum(g->at_reserved_peak)),
             gib(mem_sum(g->at_reserved_peak)));
     if (rt->is_counted) {
@@ -219,6 +220,7 @@ void run_report_json(FILE *out, const RunReport *r)
     json_kv_double(&w, "gpu_peak_time_s", g->peak_time_s);
     json_kv_double(&w, "gpu_reserved_peak_bytes", g->reserved_peak_bytes);
     json_kv_double(&w, "gpu_reserved_peak_time_s", g->reserved_peak_time_s);
+    json_kv_string(&w, "gpu_allocator", g->is_expandable ? "expandable_segments" : "fixed_segments");
     json_key(&w, "gpu_outside_allocator_bytes");
     json_begin_object(&w);
     json_kv_bool(&w, "counted", e->runtime.is_counted);
