@@ -4,6 +4,7 @@
 # never to its right; only inputs/ includes cJSON and only engine/ includes SimGrid.
 # Run as: cmake -DSIM_DIR=<sim> -P check_layers.cmake (fails with one line per violation).
 set(layers common inputs model schedule engine report study cli)
+get_filename_component(SIM_DIR "${SIM_DIR}" ABSOLUTE)
 file(GLOB_RECURSE sources RELATIVE ${SIM_DIR} ${SIM_DIR}/*.c ${SIM_DIR}/*.h)
 set(violations "")
 foreach(src ${sources})
@@ -36,5 +37,7 @@ foreach(src ${sources})
   endforeach()
 endforeach()
 if(NOT violations STREQUAL "")
-  message(FATAL_ERROR "layering violated:\n${violations}")
+  # one unwrapped line per violation (NOTICE is printed as is), then the failure
+  message(NOTICE "${violations}")
+  message(FATAL_ERROR "layering violated (see the lines above)")
 endif()

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "report/advice.h"
+#include "study/advise.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,7 +59,7 @@ static void test_advice_rank_fits_then_fastest_then_closest(void **state)
     Candidate c[5] = {cand(0, false, 0, 9e10), cand(1, true, 100, 0), cand(2, true, 300, 0),
                       cand(3, true, 200, 0), cand(0, false, 0, 1e9)};
     Advice a = {&m, &p, 1e9, 1024, 0, c, 5};
-    advice_rank(&a);
+    advise_rank(a.candidates, a.n_candidates, (double)p.gpu.hbm_bytes);
     assert_int_equal(c[0].zero_stage, 2); /* fastest that fits */
     assert_int_equal(c[1].zero_stage, 3);
     assert_int_equal(c[2].zero_stage, 1);
@@ -82,7 +83,7 @@ static void test_advice_rank_prefers_room_among_near_equal(void **state)
     c[1].sim_gpu_peak_bytes = 50.0 * (1ull << 30);
     c[2].sim_gpu_peak_bytes = 20.0 * (1ull << 30);
     Advice a = {&m, &p, 1e9, 1024, 0, c, 3};
-    advice_rank(&a);
+    advise_rank(a.candidates, a.n_candidates, (double)p.gpu.hbm_bytes);
     assert_int_equal(c[0].zero_stage, 3);
     assert_int_equal(c[1].zero_stage, 2);
     assert_int_equal(c[2].zero_stage, 1);
@@ -98,7 +99,7 @@ static void test_advice_rank_prefers_room_among_near_equal(void **state)
     d[0].sim_gpu_peak_bytes = 70.0 * (1ull << 30); /* 10 GiB = 12.5% free: room enough */
     d[1].sim_gpu_peak_bytes = 50.0 * (1ull << 30);
     Advice b = {&m, &p, 1e9, 1024, 0, d, 2};
-    advice_rank(&b);
+    advise_rank(b.candidates, b.n_candidates, (double)p.gpu.hbm_bytes);
     assert_int_equal(d[0].zero_stage, 2);
 }
 
@@ -112,7 +113,7 @@ static void test_advice_json_recommends_zero3_when_params_exceed_a_gpu(void **st
     Platform p = platform_80g();
     Candidate c[3] = {cand(1, false, 0, 5e11), cand(2, false, 0, 1e11), cand(3, true, 50, 0)};
     Advice a = {&m, &p, 70e9, 4096, 0, c, 3};
-    advice_rank(&a);
+    advise_rank(a.candidates, a.n_candidates, (double)p.gpu.hbm_bytes);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -134,7 +135,7 @@ static void test_advice_json_without_a_fit(void **state)
     Platform p = platform_80g();
     Candidate c[2] = {cand(3, false, 0, 2.0 * (1ull << 30)), cand(0, false, 0, 1e12)};
     Advice a = {&m, &p, 1e12, 2048, 0, c, 2};
-    advice_rank(&a);
+    advise_rank(a.candidates, a.n_candidates, (double)p.gpu.hbm_bytes);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);

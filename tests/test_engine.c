@@ -272,8 +272,8 @@ static void scenario_two_rank_layer(Probe *probe)
     for (uint32_t r = 0; r < 2; r++) {
         graph_alloc(g, r, STREAM_COMPUTE, MEM_GPU, MEM_PARAMS, PARAM_BYTES, &params[r]);
         graph_alloc(g, r, STREAM_COMPUTE, MEM_GPU, MEM_ACTIVATIONS, ACT_BYTES, &acts[r]);
-        graph_compute(g, r, STREAM_COMPUTE, DEVICE_GPU, LAYER_FLOPS, graph_label(g, "fwd"));
-        bwd[r] = graph_compute(g, r, STREAM_COMPUTE, DEVICE_GPU, 2 * LAYER_FLOPS,
+        graph_compute(g, r, STREAM_COMPUTE, DEVICE_GPU, PURPOSE_FORWARD, LAYER_FLOPS, graph_label(g, "fwd"));
+        bwd[r] = graph_compute(g, r, STREAM_COMPUTE, DEVICE_GPU, PURPOSE_BACKWARD, 2 * LAYER_FLOPS,
                                graph_label(g, "bwd"));
         graph_free(g, r, STREAM_COMPUTE, acts[r]);
     }
@@ -333,7 +333,7 @@ static void scenario_interference(Probe *probe)
         return probe_fail(probe, &err);
     const double speed = p.gpu.bf16_flops_per_s * p.gpu.gemm_efficiency;
     Graph *g = graph_create(4);
-    OpId c = graph_compute(g, 0, STREAM_COMPUTE, DEVICE_GPU, speed * 1.0, 0); /* 1 s alone */
+    OpId c = graph_compute(g, 0, STREAM_COMPUTE, DEVICE_GPU, PURPOSE_FORWARD, speed * 1.0, 0); /* 1 s alone */
     flow(g, 0, 2, 4e9); /* 4 s over the 1 GB/s NIC, overlapping all of the compute */
     if (!finalized(g, probe))
         return;

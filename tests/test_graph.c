@@ -40,12 +40,12 @@ static void test_graph_streams_created_per_rank_and_kind_in_insertion_order(void
 {
     (void)state;
     Graph *g = graph_create(2);
-    OpId a = graph_compute(g, 1, STREAM_COMPUTE, DEVICE_GPU, 1e9, 0);
-    OpId b = graph_compute(g, 0, STREAM_COMPUTE, DEVICE_GPU, 2e9, 0);
+    OpId a = graph_compute(g, 1, STREAM_COMPUTE, DEVICE_GPU, PURPOSE_FORWARD, 1e9, 0);
+    OpId b = graph_compute(g, 0, STREAM_COMPUTE, DEVICE_GPU, PURPOSE_FORWARD, 2e9, 0);
     OpId c = graph_copy(g, 0, STREAM_H2D, COPY_H2D, 64, 0);
-    OpId d = graph_compute(g, 1, STREAM_COMPUTE, DEVICE_GPU, 3e9, 0); /* existing stream */
+    OpId d = graph_compute(g, 1, STREAM_COMPUTE, DEVICE_GPU, PURPOSE_FORWARD, 3e9, 0); /* existing stream */
     OpId e = graph_disk(g, 1, DISK_WRITE, 4096, 0);                   /* always on NVME */
-    OpId f = graph_compute(g, 0, STREAM_CPU, DEVICE_CPU, 1000, 0);
+    OpId f = graph_compute(g, 0, STREAM_CPU, DEVICE_CPU, PURPOSE_OPTIMIZER, 1000, 0);
     finalize_ok(g);
 
     assert_int_equal(graph_n_ranks(g), 2);
@@ -95,7 +95,7 @@ static void test_graph_collective_creates_one_op_per_member(void **state)
 {
     (void)state;
     Graph *g = graph_create(3);
-    OpId first = graph_compute(g, 0, STREAM_COMPUTE, DEVICE_GPU, 1, 0);
+    OpId first = graph_compute(g, 0, STREAM_COMPUTE, DEVICE_GPU, PURPOSE_FORWARD, 1, 0);
     const uint32_t members[] = {2, 0, 1}; /* ring order as given */
     uint32_t group = graph_add_group(g, members, 3);
     assert_int_equal(group, 0);
@@ -157,9 +157,9 @@ static void test_graph_depend_builds_successors_and_n_deps(void **state)
 {
     (void)state;
     Graph *g = graph_create(2);
-    OpId a = graph_compute(g, 0, STREAM_COMPUTE, DEVICE_GPU, 1, 0);
+    OpId a = graph_compute(g, 0, STREAM_COMPUTE, DEVICE_GPU, PURPOSE_FORWARD, 1, 0);
     OpId b = graph_copy(g, 0, STREAM_H2D, COPY_H2D, 8, 0);
-    OpId c = graph_compute(g, 1, STREAM_COMPUTE, DEVICE_GPU, 1, 0);
+    OpId c = graph_compute(g, 1, STREAM_COMPUTE, DEVICE_GPU, PURPOSE_FORWARD, 1, 0);
     OpId d = graph_copy(g, 1, STREAM_D2H, COPY_D2H, 8, 0);
     graph_depend(g, a, d);
     graph_depend(g, b, d);
@@ -202,7 +202,7 @@ static void test_graph_finalize_rejects_cycle_across_streams(void **state)
 {
     (void)state;
     Graph *g = graph_create(2);
-    OpId a = graph_compute(g, 1, STREAM_COMPUTE, DEVICE_GPU, 1, graph_label(g, "fwd L0"));
+    OpId a = graph_compute(g, 1, STREAM_COMPUTE, DEVICE_GPU, PURPOSE_FORWARD, 1, graph_label(g, "fwd L0"));
     OpId b = graph_copy(g, 1, STREAM_H2D, COPY_H2D, 8, graph_label(g, "prefetch L1"));
     graph_depend(g, a, b);
     graph_depend(g, b, a);
@@ -216,8 +216,8 @@ static void test_graph_finalize_rejects_cycle_through_stream_order(void **state)
 {
     (void)state;
     Graph *g = graph_create(1);
-    OpId a = graph_compute(g, 0, STREAM_GATHER, DEVICE_GPU, 1, graph_label(g, "A"));
-    OpId b = graph_compute(g, 0, STREAM_GATHER, DEVICE_GPU, 1, graph_label(g, "B"));
+    OpId a = graph_compute(g, 0, STREAM_GATHER, DEVICE_GPU, PURPOSE_FORWARD, 1, graph_label(g, "A"));
+    OpId b = graph_compute(g, 0, STREAM_GATHER, DEVICE_GPU, PURPOSE_FORWARD, 1, graph_label(g, "B"));
     graph_depend(g, b, a);
     finalize_fails(g, "event graph: expected no dependency cycle, got one through op 0 "
                       "(rank 0, stream gather, \"A\")");
@@ -229,8 +229,8 @@ static void test_graph_cycle_message_names_an_op_on_the_cycle(void **state)
 {
     (void)state;
     Graph *g = graph_create(1);
-    OpId d = graph_compute(g, 0, STREAM_REDUCE, DEVICE_GPU, 1, graph_label(g, "downstream"));
-    OpId a = graph_compute(g, 0, STREAM_COMPUTE, DEVICE_GPU, 1, graph_label(g, "A"));
+    OpId d = graph_compute(g, 0, STREAM_REDUCE, DEVICE_GPU, PURPOSE_FORWARD, 1, graph_label(g, "downstream"));
+    OpId a = graph_compute(g, 0, STREAM_COMPUTE, DEVICE_GPU, PURPOSE_FORWARD, 1, graph_label(g, "A"));
     OpId b = graph_copy(g, 0, STREAM_H2D, COPY_H2D, 8, graph_label(g, "B"));
     graph_depend(g, a, b);
     graph_depend(g, b, a);
@@ -245,9 +245,9 @@ static void test_graph_finalize_accepts_cross_rank_chain(void **state)
 {
     (void)state;
     Graph *g = graph_create(2);
-    OpId a = graph_compute(g, 0, STREAM_COMPUTE, DEVICE_GPU, 1, 0);
-    OpId b = graph_compute(g, 0, STREAM_COMPUTE, DEVICE_GPU, 1, 0);
-    OpId c = graph_compute(g, 1, STREAM_COMPUTE, DEVICE_GPU, 1, 0);
+    OpId a = graph_compute(g, 0, STREAM_COMPUTE, DEVICE_GPU, PURPOSE_FORWARD, 1, 0);
+    OpId b = graph_compute(g, 0, STREAM_COMPUTE, DEVICE_GPU, PURPOSE_FORWARD, 1, 0);
+    OpId c = graph_compute(g, 1, STREAM_COMPUTE, DEVICE_GPU, PURPOSE_FORWARD, 1, 0);
     graph_depend(g, a, c);
     graph_depend(g, c, b);
     finalize_ok(g);
@@ -375,15 +375,15 @@ static void test_graph_dump_two_ranks(void **state)
     uint32_t fwd = graph_label(g, "fwd L0");
     uint32_t buf;
     graph_alloc(g, 0, STREAM_COMPUTE, MEM_GPU, MEM_PARAMS, 1024, &buf);  /* 0 */
-    OpId c0 = graph_compute(g, 0, STREAM_COMPUTE, DEVICE_GPU, 2e9, fwd); /* 1 */
+    OpId c0 = graph_compute(g, 0, STREAM_COMPUTE, DEVICE_GPU, PURPOSE_FORWARD, 2e9, fwd); /* 1 */
     OpId ag[2];
     graph_collective(g, COLL_ALL_GATHER, group, STREAM_GATHER, 4096, 0, graph_label(g, "ag L0"),
                      ag);                                                /* 2, 3 */
-    OpId c1 = graph_compute(g, 1, STREAM_COMPUTE, DEVICE_GPU, 2e9, fwd); /* 4 */
+    OpId c1 = graph_compute(g, 1, STREAM_COMPUTE, DEVICE_GPU, PURPOSE_FORWARD, 2e9, fwd); /* 4 */
     graph_free(g, 0, STREAM_COMPUTE, buf);                               /* 5 */
     OpId d2h = graph_copy(g, 0, STREAM_D2H, COPY_D2H, 512, 0);           /* 6 */
     graph_disk(g, 1, DISK_WRITE, 8192, graph_label(g, "swap"));          /* 7 */
-    OpId adam = graph_compute(g, 0, STREAM_CPU, DEVICE_CPU, 1000, graph_label(g, "adam")); /* 8 */
+    OpId adam = graph_compute(g, 0, STREAM_CPU, DEVICE_CPU, PURPOSE_OPTIMIZER, 1000, graph_label(g, "adam")); /* 8 */
     graph_depend(g, ag[0], c0);
     graph_depend(g, ag[1], c1);
     graph_depend(g, c0, d2h);

@@ -17,6 +17,8 @@
 
 #include "inputs/ds_config.h"
 #include "inputs/grid.h"
+#include "inputs/grid_point.h"
+#include "inputs/grid_report.h"
 #include "inputs/platform.h"
 #include "model/setup.h"
 #include "schedule/fsdp.h"
@@ -163,7 +165,7 @@ static void test_grid_parse_errors(void **state)
                  "g.json: fsdp: expected no fsdp with \"command\": \"estimate\" (only zerosim "
                  "run takes --fsdp), got a value");
     assert_error(GRID(", \"algo\": [\"ring\", \"butterfly\"]"),
-                 "g.json: algo[1]: expected auto, ring, tree or hier, got \"butterfly\"");
+                 "g.json: algo[1]: expected auto, ring, hier or tree, got \"butterfly\"");
     assert_error(GRID(", \"command\": \"estimate\", \"mode\": \"full\""),
                  "g.json: mode: expected no mode with \"command\": \"estimate\" (only zerosim "
                  "run takes --mode), got a value");

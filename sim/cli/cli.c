@@ -1,6 +1,8 @@
 /*
  * cli.c - option tables, value converters and shared messages (see cli.h).
  */
+#define _POSIX_C_SOURCE 200809L /* access, stat */
+
 #include "cli.h"
 
 #include "common/suggest.h"
@@ -14,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int cli_usage_error(const char *command, const char *fmt, ...)
 {
@@ -57,6 +61,10 @@ int cli_parse(const char *command, const char *help, int argc, char **argv, int 
         }
         if (i + 1 >= argc)
             return cli_usage_error(command, "%s: expected a value, got nothing", arg);
+        for (int k = 0; k < n_options; k++) /* "--gpus --seq-len 1024": --gpus has no value */
+            if (strcmp(argv[i + 1], options[k].name) == 0)
+                return cli_usage_error(command, "%s: expected a value, got the option %s", arg,
+                                       argv[i + 1]);
         opt->value = argv[++i];
     }
     return 0;
@@ -106,6 +114,22 @@ static int parse_scaled(const char *command, const char *option, const char *tex
                                             : "a positive integer",
                                text);
     *out = v * scale;
+    return 0;
+}
+
+int cli_choice(const char *command, const char *option, const Choices *choices, bool skip_first,
+               const char *text, int *out)
+{
+    if (text == NULL)
+        return 0;
+    int v = choices_parse(choices, text);
+    if (v < 0 || (skip_first && v == 0)) {
+        char expected[256];
+        return cli_usage_error(command, "%s: expected %s, got \"%s\"", option,
+                               choices_expected(choices, skip_first, expected, sizeof expected),
+                               text);
+    }
+    *out = v;
     return 0;
 }
 
@@ -221,6 +245,47 @@ int cli_load_inputs(const char *model_arg, const char *config_arg, const char *p
     cli_warn_precision(platform->name, platform->gpu.bf16_flops_per_s,
                        train->precision == PRECISION_BF16);
     return 0;
+}
+
+int cli_emit_report(const char *json_path, CliWriter text, CliWriter json, const void *data,
+                    Err *err)
+{
+    if (json_path != NULL && strcmp(json_path, "-") == 0) {
+        json(stdout, data);
+        return EXIT_OK;
+    }
+    text(stdout, data);
+    return json_path ? cli_write_file(json_path, "the JSON report", json, data, err) : EXIT_OK;
+}
+
+int cli_check_output(const char *path, const char *what, Err *err)
+{
+    if (path == NULL || strcmp(path, "-") == 0)
+        return 0;
+    struct stat st;
+    const char *reason = NULL;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            reason = "it is a directory";
+        else if (access(path, W_OK) != 0)
+            reason = strerror(errno);
+    } else if (errno != ENOENT) {
+        reason = strerror(errno);
+    } else {
+        char dir[4096];
+        const char *slash = strrchr(path, '/');
+        size_t n = slash == NULL ? 0 : slash == path ? 1 : (size_t)(slash - path);
+        if (n >= sizeof dir)
+            n = sizeof dir - 1;
+        memcpy(dir, slash ? path : ".", slash ? n : 1);
+        dir[slash ? n : 1] = '\0';
+        if (access(dir, W_OK | X_OK) != 0)
+            reason = strerror(errno);
+    }
+    if (reason == NULL)
+        return 0;
+    err_set(err, "%s: cannot write %s: %s", path, what, reason);
+    return EXIT_BAD_INPUT;
 }
 
 int cli_write_file(const char *path, const char *what, void (*write)(FILE *out, const void *data),

@@ -9,6 +9,7 @@
 #ifndef ZEROSIM_CLI_H
 #define ZEROSIM_CLI_H
 
+#include "common/choices.h"
 #include "common/err.h"
 #include "common/strlist.h"
 #include "model/estimate.h"
@@ -58,6 +59,12 @@ int cli_parse(const char *command, const char *help, int argc, char **argv, int 
  * *out_fraction. 0, or EXIT_BAD_USAGE with the message printed. */
 int cli_headroom(const char *command, const char *text, double *out_fraction, StrList *defaults);
 
+/* The value of an enumerated option (text NULL: *out unchanged, 0). 0, or EXIT_BAD_USAGE with
+ * "OPTION: expected a, b or c, got \"TEXT\"" printed; skip_first leaves the table's first
+ * value (a "none" expressed by leaving the option out) out of what is accepted. */
+int cli_choice(const char *command, const char *option, const Choices *choices, bool skip_first,
+               const char *text, int *out);
+
 /* Fails with a usage error naming the first of options[first..last] that was not given. */
 int cli_require(const char *command, const CliOption *options, int first, int last);
 
@@ -78,6 +85,20 @@ int cli_load_inputs(const char *model_arg, const char *config_arg, const char *p
  * WHAT: reason") when the file cannot be written. */
 int cli_write_file(const char *path, const char *what, void (*write)(FILE *out, const void *data),
                    const void *data, Err *err);
+
+/* A report's two writers: the human text and the JSON (docs/JSON-SCHEMA.md). */
+typedef void (*CliWriter)(FILE *out, const void *data);
+
+/* Emits a report as --json asks: json_path NULL, the text on stdout; "-", only the JSON on
+ * stdout; a path, the text on stdout and the JSON in the file. 0, or EXIT_BAD_INPUT with err
+ * set when the file cannot be written (stdout is checked by main before it exits). */
+int cli_emit_report(const char *json_path, CliWriter text, CliWriter json, const void *data,
+                    Err *err);
+
+/* Checks, before any work, that `path` (an output file option's value; NULL and "-" are
+ * fine) can be written: an existing writable file, or a new name in a writable directory.
+ * Nothing is created. 0, or EXIT_BAD_INPUT with err set ("PATH: cannot write WHAT: reason"). */
+int cli_check_output(const char *path, const char *what, Err *err);
 
 /* Records in `defaults` the run choices the command line left to zerosim. */
 void cli_setup_defaults(const char *seq_len, const char *recompute, const char *flash,

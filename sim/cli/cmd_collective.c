@@ -59,17 +59,6 @@ enum {
     N_OPTS
 };
 
-static int parse_op(const char *text, CollectiveKind *out)
-{
-    for (int k = 0; k < COLL_N_KINDS; k++) {
-        if (strcmp(text, graph_collective_name((CollectiveKind)k)) == 0) {
-            *out = (CollectiveKind)k;
-            return 0;
-        }
-    }
-    return -1;
-}
-
 /* Simulates one collective of `bytes` over all n ranks; returns its time or -1. */
 static double simulate(uint32_t n, CollectiveKind op, double bytes, const EngineOptions *opts,
                        uint32_t *members, Err *err)
@@ -88,9 +77,16 @@ static double simulate(uint32_t n, CollectiveKind op, double bytes, const Engine
 }
 
 typedef struct Table {
+    const char *title;
     const CollectiveRow *rows;
     size_t n_rows;
 } Table;
+
+static void write_text(FILE *out, const void *table)
+{
+    const Table *t = table;
+    collective_report_text(out, t->title, t->rows, t->n_rows);
+}
 
 static void write_json(FILE *out, const void *table)
 {
@@ -113,25 +109,12 @@ int cmd_collective(int argc, char **argv)
         return rc == 1 ? EXIT_OK : rc;
     if (cli_require(cmd, o, OPT_PLATFORM, OPT_OP))
         return EXIT_BAD_USAGE;
-    CollectiveKind op;
-    if (parse_op(o[OPT_OP].value, &op))
-        return cli_usage_error(cmd,
-                               "--op: expected all_reduce, all_gather, reduce_scatter or "
-                               "broadcast, got \"%s\"",
-                               o[OPT_OP].value);
-    EngineOptions opts = {.algo = COLL_ALGO_AUTO, .is_stepwise = o[OPT_STEPWISE].value != NULL};
-    const char *algo = o[OPT_ALGO].value;
-    if (algo != NULL) {
-        if (strcmp(algo, "ring") == 0)
-            opts.algo = COLL_ALGO_RING;
-        else if (strcmp(algo, "hier") == 0)
-            opts.algo = COLL_ALGO_HIER;
-        else if (strcmp(algo, "tree") == 0)
-            opts.algo = COLL_ALGO_TREE;
-        else if (strcmp(algo, "auto") != 0)
-            return cli_usage_error(cmd, "--algo: expected ring, tree, hier or auto, got \"%s\"",
-                                   algo);
-    }
+    int op_value = 0, algo = COLL_ALGO_AUTO;
+    if (cli_choice(cmd, "--op", &choices_collective, false, o[OPT_OP].value, &op_value) ||
+        cli_choice(cmd, "--algo", &choices_algo, false, o[OPT_ALGO].value, &algo))
+        return EXIT_BAD_USAGE;
+    const CollectiveKind op = (CollectiveKind)op_value;
+    EngineOptions opts = {.algo = (CollAlgo)algo, .is_stepwise = o[OPT_STEPWISE].value != NULL};
     uint64_t gpus = 0, nodes = 0, min_bytes = 8, max_bytes = 8ull << 30;
     if (cli_count(cmd, "--gpus", o[OPT_GPUS].value, &gpus) ||
         cli_count(cmd, "--nodes", o[OPT_NODES].value, &nodes) ||
@@ -146,7 +129,8 @@ int cmd_collective(int argc, char **argv)
 
     Err err = {0};
     Platform platform;
-    if (platform_load(&platform, o[OPT_PLATFORM].value, cli_data_dir(), &err)) {
+    if (cli_check_output(o[OPT_JSON].value, "the JSON report", &err) ||
+        platform_load(&platform, o[OPT_PLATFORM].value, cli_data_dir(), &err)) {
         fprintf(stderr, "zerosim: %s\n", err.msg);
         return EXIT_BAD_INPUT;
     }
@@ -194,14 +178,8 @@ int cmd_collective(int argc, char **argv)
                  ? "auto (tree below 256 MiB, ring above)"
                  : collective_algo_name(collective_resolve(opts.algo, aligned, op, 0.0)),
              opts.is_stepwise ? "stepwise" : "fluid");
-    const char *json = o[OPT_JSON].value;
-    if (json && strcmp(json, "-") == 0) {
-        collective_report_json(stdout, rows, n_rows);
-        return EXIT_OK;
-    }
-    collective_report_text(stdout, title, rows, n_rows);
-    Table table = {rows, n_rows};
-    if (json && cli_write_file(json, "the JSON report", write_json, &table, &err)) {
+    Table table = {title, rows, n_rows};
+    if (cli_emit_report(o[OPT_JSON].value, write_text, write_json, &table, &err)) {
         fprintf(stderr, "zerosim: %s\n", err.msg);
         return EXIT_BAD_INPUT;
     }

@@ -44,6 +44,11 @@ enum {
     N_OPTS
 };
 
+static void write_text(FILE *out, const void *report)
+{
+    estimate_report_text(out, report);
+}
+
 static void write_json(FILE *out, const void *report)
 {
     estimate_report_json(out, report);
@@ -87,6 +92,8 @@ int cmd_estimate(int argc, char **argv)
     strlist_init(&setup_defaults);
     int exit_code = EXIT_BAD_INPUT;
     const char *json = o[OPT_JSON].value;
+    if ((exit_code = cli_check_output(json, "the JSON report", &err)) != 0)
+        goto done;
     exit_code = cli_load_inputs(o[OPT_MODEL].value, o[OPT_CONFIG].value, o[OPT_PLATFORM].value,
                                 gpus, nodes, &model, &train, &platform, &err);
     if (exit_code)
@@ -101,14 +108,7 @@ int cmd_estimate(int argc, char **argv)
     if (estimate_build(&model, &train, &platform, &opts, &est, &err))
         goto done;
     EstimateReport report = {&model, &train, &platform, &est, &setup_defaults};
-    exit_code = EXIT_OK;
-    if (json && strcmp(json, "-") == 0) {
-        estimate_report_json(stdout, &report);
-    } else {
-        estimate_report_text(stdout, &report);
-        if (json)
-            exit_code = cli_write_file(json, "the JSON report", write_json, &report, &err);
-    }
+    exit_code = cli_emit_report(json, write_text, write_json, &report, &err);
 done:
     if (err.is_set)
         fprintf(stderr, "zerosim: %s\n", err.msg);

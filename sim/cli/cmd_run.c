@@ -11,6 +11,7 @@
 
 #include "common/err.h"
 #include "common/xalloc.h"
+#include "engine/capacity.h"
 #include "engine/engine.h"
 #include "inputs/calibration.h"
 #include "inputs/ds_config.h"
@@ -20,6 +21,7 @@
 #include "report/run_report.h"
 #include "report/trace.h"
 #include "schedule/fsdp.h"
+#include "schedule/symmetric.h"
 #include "schedule/zero_schedule.h"
 
 #include <errno.h>
@@ -71,8 +73,10 @@ static const char *const help =
     "                   data-parallel steps on a fabric without shared bottlenecks, and\n"
     "                   far faster); auto: symmetric beyond 4 nodes (default)\n"
     "  --json FILE|-    also write the JSON report to FILE; '-' writes only JSON to stdout\n"
-    "  --trace FILE     write a Chrome trace (opens in Perfetto) of the traced ranks\n"
-    "  --trace-ranks L  ranks to trace: a list like 0,1,8-15 (default 0)\n"
+    "  --trace FILE|-   write a Chrome trace (opens in Perfetto) of the traced ranks; '-'\n"
+    "                   writes only the trace to stdout\n"
+    "  --trace-ranks L  ranks to trace: a list like 0,1,8-15 (default 0); in symmetric mode\n"
+    "                   only the two simulated nodes' ranks\n"
     "  -h, --help       this text\n"
     "\n"
     "Exit codes: 0 success, 1 bad input file, 2 bad command line, 3 the configuration\n"
@@ -139,6 +143,11 @@ static int parse_ranks(const char *text, uint32_t n, bool *flags)
     return 0;
 }
 
+static void write_text(FILE *out, const void *report)
+{
+    run_report_text(out, report);
+}
+
 static void write_json(FILE *out, const void *report)
 {
     run_report_json(out, report);
@@ -192,35 +201,23 @@ int cmd_run(int argc, char **argv)
                              .n_steps = (uint32_t)steps,
                              .has_activations = true,
                              .delayed_param_update = o[OPT_DPU].value != NULL};
-    FsdpStrategy fsdp = FSDP_NONE;
-    const char *fsdp_text = o[OPT_FSDP].value, *prefetch = o[OPT_FSDP_PREFETCH].value;
-    if (fsdp_text && fsdp_parse(fsdp_text, &fsdp))
-        return cli_usage_error(cmd,
-                               "--fsdp: expected FULL_SHARD, SHARD_GRAD_OP, NO_SHARD or "
-                               "HYBRID_SHARD, got \"%s\"",
-                               fsdp_text);
-    if (prefetch && strcmp(prefetch, "on") != 0 && strcmp(prefetch, "off") != 0)
-        return cli_usage_error(cmd, "--fsdp-backward-prefetch: expected on or off, got \"%s\"",
-                               prefetch);
-    const char *schedule = o[OPT_SCHEDULE].value;
-    if (schedule && strcmp(schedule, "textbook") == 0)
-        sched.variant = SCHEDULE_TEXTBOOK;
-    else if (schedule && strcmp(schedule, "deepspeed") != 0)
-        return cli_usage_error(cmd, "--schedule: expected deepspeed or textbook, got \"%s\"",
-                               schedule);
-    const char *mode = o[OPT_MODE].value ? o[OPT_MODE].value : "auto";
-    if (strcmp(mode, "auto") != 0 && strcmp(mode, "full") != 0 && strcmp(mode, "symmetric") != 0)
-        return cli_usage_error(cmd, "--mode: expected auto, full or symmetric, got \"%s\"", mode);
-    EngineOptions eng = {.algo = COLL_ALGO_AUTO, .show_progress = isatty(fileno(stderr))};
-    const char *algo = o[OPT_ALGO].value;
-    if (algo && strcmp(algo, "hier") == 0)
-        eng.algo = COLL_ALGO_HIER;
-    else if (algo && strcmp(algo, "ring") == 0)
-        eng.algo = COLL_ALGO_RING;
-    else if (algo && strcmp(algo, "tree") == 0)
-        eng.algo = COLL_ALGO_TREE;
-    else if (algo && strcmp(algo, "auto") != 0)
-        return cli_usage_error(cmd, "--algo: expected auto, ring, tree or hier, got \"%s\"", algo);
+    int fsdp = FSDP_NONE, prefetch = 0 /* on */, variant = SCHEDULE_DEEPSPEED,
+        mode = SIM_MODE_AUTO, algo = COLL_ALGO_AUTO;
+    if (cli_choice(cmd, "--fsdp", &choices_fsdp, true, o[OPT_FSDP].value, &fsdp) ||
+        cli_choice(cmd, "--fsdp-backward-prefetch", &choices_on_off, false,
+                   o[OPT_FSDP_PREFETCH].value, &prefetch) ||
+        cli_choice(cmd, "--schedule", &choices_schedule, false, o[OPT_SCHEDULE].value,
+                   &variant) ||
+        cli_choice(cmd, "--mode", &choices_mode, false, o[OPT_MODE].value, &mode) ||
+        cli_choice(cmd, "--algo", &choices_algo, false, o[OPT_ALGO].value, &algo))
+        return EXIT_BAD_USAGE;
+    sched.variant = (ScheduleVariant)variant;
+    const char *json = o[OPT_JSON].value, *trace = o[OPT_TRACE].value;
+    const bool is_trace_stdout = trace && strcmp(trace, "-") == 0;
+    if (is_trace_stdout && json && strcmp(json, "-") == 0)
+        return cli_usage_error(cmd, "--json - and --trace -: expected at most one of them on "
+                                    "stdout, got both");
+    EngineOptions eng = {.algo = (CollAlgo)algo, .show_progress = isatty(fileno(stderr))};
 
     Err err = {0};
     ModelConfig model = {0};
@@ -232,6 +229,9 @@ int cmd_run(int argc, char **argv)
     bool *traced = NULL;
     EngineResult result = {0};
     int exit_code = EXIT_BAD_INPUT;
+    if (cli_check_output(json, "the JSON report", &err) ||
+        cli_check_output(trace, "the trace", &err))
+        goto done;
     exit_code = cli_load_inputs(o[OPT_MODEL].value, o[OPT_CONFIG].value, o[OPT_PLATFORM].value,
                                 gpus, nodes, &model, &train, &platform, &err);
     if (exit_code)
@@ -258,7 +258,7 @@ int cmd_run(int argc, char **argv)
         goto done;
     }
     eng.traced = traced;
-    if (fsdp != FSDP_NONE && fsdp_apply(fsdp, prefetch == NULL || strcmp(prefetch, "on") == 0,
+    if (fsdp != FSDP_NONE && fsdp_apply((FsdpStrategy)fsdp, prefetch == 0,
                                         platform.gpus_per_node, &train, &sched, &err))
         goto done;
     est_opts.is_fsdp = fsdp != FSDP_NONE;
@@ -275,16 +275,22 @@ int cmd_run(int argc, char **argv)
     if (estimate_build(&model, &train, &platform, &est_opts, &est, &err))
         goto done;
     /* Symmetric mode: two representative nodes stand for all of them. */
-    Platform simulated = platform;
-    bool is_symmetric =
-        platform.n_nodes > 2 &&
-        (strcmp(mode, "symmetric") == 0 || (strcmp(mode, "auto") == 0 && platform.n_nodes > 4));
-    if (is_symmetric) {
-        simulated.n_nodes = 2;
-        sched.n_simulated_ranks = (uint32_t)platform_n_gpus(&simulated);
-        for (uint32_t r = (uint32_t)platform_n_gpus(&simulated); r < n_ranks; r++)
-            traced[r] = false;
-    }
+    Platform simulated;
+    const bool is_symmetric = symmetric_choose(&platform, (SimMode)mode, &simulated, &sched);
+    const uint32_t n_simulated = (uint32_t)platform_n_gpus(&simulated);
+    for (uint32_t r = n_simulated; r < n_ranks && ranks != NULL; r++)
+        if (traced[r]) {
+            exit_code = cli_usage_error(cmd,
+                                        "--trace-ranks: expected ranks below %u, the ranks "
+                                        "symmetric mode simulates (two nodes), got \"%s\" "
+                                        "(--mode full simulates and traces every rank)",
+                                        n_simulated, ranks);
+            goto done;
+        }
+    /* Every rank has at least a compute and a gradient-reduce stream: refuse a run that
+     * cannot fit before building its graph and platform (engine_run checks exactly). */
+    if (capacity_check_actors(2 * n_simulated, &err))
+        goto done;
     double t0 = wall_now();
     graph = zero_schedule_build(&model, &train, &platform, &est.setup, &sched, &err);
     if (graph == NULL)
@@ -301,20 +307,18 @@ int cmd_run(int argc, char **argv)
                         .n_steps = (uint32_t)steps,
                         .schedule = zero_schedule_variant_name(sched.variant),
                         .algo = collective_algo_name(eng.algo),
-                        .mode = is_symmetric ? "symmetric" : "full",
+                        .mode = choices_name(&choices_mode, is_symmetric ? SIM_MODE_SYMMETRIC : SIM_MODE_FULL),
                         .simulated_gpus = graph_n_ranks(graph),
                         .build_wall_s = build_s};
     breakdown_rank(graph, &result, 0, &report.breakdown);
-    const char *json = o[OPT_JSON].value;
-    if (json && strcmp(json, "-") == 0) {
-        run_report_json(stdout, &report);
-    } else {
-        run_report_text(stdout, &report);
+    if (is_trace_stdout) { /* only the trace on stdout, as --json - */
+        trace_write_to(stdout, graph, &result, traced);
         if (json && cli_write_file(json, "the JSON report", write_json, &report, &err))
             goto done;
-    }
-    if (o[OPT_TRACE].value && trace_write(o[OPT_TRACE].value, graph, &result, traced, &err))
+    } else if (cli_emit_report(json, write_text, write_json, &report, &err) ||
+               (trace && trace_write(trace, graph, &result, traced, &err))) {
         goto done;
+    }
     uint32_t oom_rank;
     MemSpace oom_space;
     exit_code =

@@ -3,12 +3,14 @@
  *
  * Each command parses its options into plain values, loads the inputs (inputs/), runs the
  * model or simulation and hands the result to report/. Exit codes: 0 success, 1 bad input
- * (a file's content), 2 bad command line. Messages go to stderr, one line each.
+ * (a file's content, or an output that cannot be written: stdout is checked before exit),
+ * 2 bad command line. Messages go to stderr, one line each.
  */
 #include "cli.h"
 
 #include "common/suggest.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,7 +36,19 @@ static const char *const main_help =
     "exit codes: 0 success, 1 bad input file, 2 bad command line, 3 a simulated run\n"
     "out of memory.\n";
 
-int main(int argc, char **argv)
+/* The command's exit code, or EXIT_BAD_INPUT when what it wrote to stdout did not all reach
+ * it (a full disk, a closed pipe): a report that is lost is not a success. */
+static int finish(int exit_code)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "zerosim: the standard output: cannot write the report: %s\n",
+                strerror(errno ? errno : EIO));
+        return EXIT_BAD_INPUT;
+    }
+    return exit_code;
+}
+
+static int dispatch(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
         strcmp(argv[1], "help") == 0) {
@@ -61,4 +75,9 @@ int main(int argc, char **argv)
     fprintf(stderr, "zerosim: unknown command \"%s\"%s%s%s (see zerosim --help)\n", argv[1],
             best ? " (did you mean \"" : "", best ? best : "", best ? "\"?)" : "");
     return EXIT_BAD_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    return finish(dispatch(argc, argv));
 }

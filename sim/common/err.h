@@ -4,7 +4,8 @@
  * A function that can fail on user input returns int (0 ok, -1 failed) and takes `Err *err`
  * last. The first error set wins: later calls to err_set() on a set Err are ignored, so the
  * message that reaches the user names the original cause, not its consequences.
- * Messages follow STYLE.md: "file: json.path: expected ..., got ...".
+ * Messages follow STYLE.md: "file: json.path: expected ..., got ...". A message always prints
+ * as one line: control characters and bytes that are not UTF-8 in it are shown as \xNN.
  */
 #ifndef ZEROSIM_COMMON_ERR_H
 #define ZEROSIM_COMMON_ERR_H

@@ -4,6 +4,12 @@
  */
 #include "collective.h"
 
+#include "../common/choices.h"
+
+_Static_assert(COLL_ALGO_AUTO == 0 && COLL_ALGO_RING == 1 && COLL_ALGO_HIER == 2 &&
+                   COLL_ALGO_TREE == 3,
+               "choices_algo lists the algorithms in CollAlgo order");
+
 bool collective_is_node_aligned(const Platform *p, const uint32_t *members, uint32_t n)
 {
     const uint32_t g = (uint32_t)p->gpus_per_node;
@@ -185,8 +191,7 @@ void collective_plan(const Platform *p, CollectiveKind kind, CollAlgo algo, bool
 
 const char *collective_algo_name(CollAlgo algo)
 {
-    static const char *const names[] = {"auto", "ring", "hier", "tree"};
-    return names[algo];
+    return choices_name(&choices_algo, (int)algo); /* in CollAlgo order */
 }
 
 double collective_busbw_factor(CollectiveKind kind, uint32_t n)

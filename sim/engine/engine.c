@@ -11,6 +11,8 @@
 
 #include "engine.h"
 
+#include "capacity.h"
+
 #include "platform_xml.h"
 
 #include "../common/xalloc.h"
@@ -405,6 +407,8 @@ int engine_run(const Graph *g, const EngineOptions *opts, EngineResult *out, Err
     if (n_ranks > platform_n_gpus(p))
         return err_set(err, "engine: expected at most %llu ranks (the platform's GPUs), got %u",
                        (unsigned long long)platform_n_gpus(p), n_ranks);
+    if (capacity_check_actors(n_streams, err))
+        return -1;
     memset(out, 0, sizeof *out);
     out->n_ops = n_ops;
     out->n_ranks = n_ranks;

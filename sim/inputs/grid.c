@@ -1,6 +1,6 @@
 /*
- * grid.c - grid files of `zerosim sweep`: parsing, expansion, derived inputs and reports read
- * back (see grid.h).
+ * grid.c - grid files of `zerosim sweep`: parsing, expansion and point keys (see grid.h; a
+ * point's derived inputs are grid_point.c's, its report read back grid_report.c's).
  *
  * A grid is a list of dimensions, each a list of canonical value texts. Point `id` is the
  * mixed-radix number whose last digit is the last dimension's value. Derived inputs are
@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L /* unlink */
 
 #include "grid.h"
+#include "grid_internal.h"
 
 #include "../common/suggest.h"
 #include "../common/xalloc.h"
@@ -31,57 +32,10 @@
 
 #define GRID_MAX_POINTS 100000000u /* ids are size_t; this keeps keys and files sane */
 
-typedef enum DimKind {
-    KIND_NAME,  /* a shipped name or a path */
-    KIND_COUNT, /* an integer in [1, max] */
-    KIND_ENUM,  /* one of values */
-    KIND_CKPT,  /* none, selective, full, every:N (as setup_recompute_parse) */
-    KIND_NUMBER /* an override: any number the platform accepts */
-} DimKind;
-
-typedef struct DimSpec {
-    const char *grid_key; /* key in the grid file */
-    const char *column;   /* CSV column and key name */
-    const char *option;   /* the command's option; NULL when applied through a derived file */
-    DimKind kind;
-    bool is_required;
-    bool is_run_only;
-    const char *const *values; /* KIND_ENUM */
-    uint64_t max;              /* KIND_COUNT */
-    const char *expected;      /* one value, for messages */
-} DimSpec;
-
-/* The fixed dimensions in expansion order (the first varies slowest). The enumerations repeat
- * the commands' own (fsdp_parse, setup_recompute_parse, --algo, --mode, --schedule: inputs/ cannot
- * include schedule/ or model/); tests/test_grid.c checks they agree. */
-enum {
-    D_MODEL,
-    D_CONFIG,
-    D_PLATFORM,
-    D_GPUS,
-    D_NODES,
-    D_MICRO_BATCH,
-    D_GLOBAL_BATCH,
-    D_SEQ_LEN,
-    D_CKPT,
-    D_FLASH,
-    D_FSDP,
-    D_SCHEDULE,
-    D_ALGO,
-    D_MODE,
-    D_STEPS,
-    D_CALIBRATION,
-    N_FIXED
-};
-
-static const char *const fsdp_values[] = {"none",     "FULL_SHARD",   "SHARD_GRAD_OP",
-                                          "NO_SHARD", "HYBRID_SHARD", NULL};
-static const char *const on_off_values[] = {"on", "off", NULL};
-static const char *const schedule_values[] = {"deepspeed", "textbook", NULL};
-static const char *const algo_values[] = {"auto", "ring", "tree", "hier", NULL};
-static const char *const mode_values[] = {"auto", "full", "symmetric", NULL};
-
-static const DimSpec fixed_specs[N_FIXED] = {
+/* The fixed dimensions in expansion order (the first varies slowest). The enumerations are
+ * the commands' own tables (common/choices.h); activation checkpointing's every:N has the
+ * grammar of setup_recompute_parse, which tests/test_grid.c checks. */
+const DimSpec grid_fixed_specs[N_FIXED] = {
     [D_MODEL] = {"models", "model", "--model", KIND_NAME, true, false, NULL, 0,
                  "a shipped model name or a .json path"},
     [D_CONFIG] = {"configs", "config", "--config", KIND_NAME, true, false, NULL, 0,
@@ -100,15 +54,12 @@ static const DimSpec fixed_specs[N_FIXED] = {
                 "--activation-checkpointing", KIND_CKPT, false, false, NULL, 0,
                 "none, selective, full or every:N"},
     [D_FLASH] = {"flash_attention", "flash_attention", "--flash-attention", KIND_ENUM, false, false,
-                 on_off_values, 0, "on or off"},
-    [D_FSDP] = {"fsdp", "fsdp", "--fsdp", KIND_ENUM, false, true, fsdp_values, 0,
-                "none, FULL_SHARD, SHARD_GRAD_OP, NO_SHARD or HYBRID_SHARD"},
-    [D_SCHEDULE] = {"schedule", "schedule", "--schedule", KIND_ENUM, false, true, schedule_values,
-                    0, "deepspeed or textbook"},
-    [D_ALGO] = {"algo", "algo", "--algo", KIND_ENUM, false, true, algo_values, 0,
-                "auto, ring, tree or hier"},
-    [D_MODE] = {"mode", "mode", "--mode", KIND_ENUM, false, true, mode_values, 0,
-                "auto, full or symmetric"},
+                 &choices_on_off, 0, NULL},
+    [D_FSDP] = {"fsdp", "fsdp", "--fsdp", KIND_ENUM, false, true, &choices_fsdp, 0, NULL},
+    [D_SCHEDULE] = {"schedule", "schedule", "--schedule", KIND_ENUM, false, true,
+                    &choices_schedule, 0, NULL},
+    [D_ALGO] = {"algo", "algo", "--algo", KIND_ENUM, false, true, &choices_algo, 0, NULL},
+    [D_MODE] = {"mode", "mode", "--mode", KIND_ENUM, false, true, &choices_mode, 0, NULL},
     [D_STEPS] = {"steps", "steps", "--steps", KIND_COUNT, false, true, NULL, 1000, NULL},
     [D_CALIBRATION] = {"calibration", "calibration", "--calibration", KIND_NAME, false, true, NULL,
                        0, "a zerosim-calibrate .json path"},
@@ -186,51 +137,9 @@ static const char *const estimate_metrics[] = {"memory.gpu_peak_bytes",
                                                "config.seq_len",
                                                NULL};
 
-typedef struct Dim {
-    const DimSpec *spec;
-    char *column; /* owned: "gpus", "overrides.nic.bw_bytes_per_s" */
-    char *path;   /* an override's platform field; NULL otherwise */
-    size_t n_values;
-    char **texts;    /* canonical value texts */
-    double *numbers; /* KIND_COUNT and KIND_NUMBER values */
-} Dim;
-
-/* A config or platform file the points refer to. */
-typedef struct Source {
-    char path[1024]; /* as resolved */
-    cJSON *tree;
-} Source;
-
-struct Grid {
-    GridCommand command;
-    Dim *dims;
-    size_t n_dims;
-    int fixed_at[N_FIXED]; /* index in dims, -1 when the grid does not give it */
-    size_t first_override; /* dims[first_override..n_dims) are overrides */
-    size_t n_points;
-    Source *configs;   /* one per value of "configs" */
-    Source *platforms; /* one per value of "platforms" */
-    const char *const *metrics;
-    size_t n_metrics;
-};
-
 /* ---- small helpers ---- */
 
 /* The shortest text that reads back as v: integers without exponent below 2^53. */
-static const char *format_number(double v, char *buf, size_t buf_size)
-{
-    if (v == 0)
-        v = 0; /* no "-0" */
-    if (v == floor(v) && fabs(v) < 9007199254740992.0) {
-        snprintf(buf, buf_size, "%.0f", v);
-        return buf;
-    }
-    snprintf(buf, buf_size, "%.15g", v);
-    if (strtod(buf, NULL) != v)
-        snprintf(buf, buf_size, "%.17g", v);
-    return buf;
-}
-
 /* "gpus[1]", or "gpus" for a value given alone. */
 static const char *element_path(const char *key, size_t i, bool is_list, char *buf, size_t buf_size)
 {
@@ -262,24 +171,6 @@ static bool is_ckpt(const char *s)
     return *end == '\0' && errno == 0 && n <= 1000000;
 }
 
-static const cJSON *walk(const cJSON *node, const char *dotted)
-{
-    char part[256];
-    const char *p = dotted;
-    while (node != NULL && *p) {
-        size_t n = strcspn(p, ".");
-        if (n >= sizeof part)
-            return NULL;
-        memcpy(part, p, n);
-        part[n] = '\0';
-        node = cJSON_IsObject(node) ? cJSON_GetObjectItemCaseSensitive(node, part) : NULL;
-        p += n;
-        if (*p == '.')
-            p++;
-    }
-    return node;
-}
-
 /* Every "a.b.c" leading to a number in tree, for suggestions. */
 static void number_paths(const cJSON *node, const char *prefix, StrList *out)
 {
@@ -297,10 +188,36 @@ static void number_paths(const cJSON *node, const char *prefix, StrList *out)
     }
 }
 
-static void set_number(cJSON *obj, const char *key, double v)
+const char *grid_format_number(double v, char *buf, size_t buf_size)
 {
-    cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
-    cJSON_AddItemToObject(obj, key, cJSON_CreateNumber(v));
+    if (v == 0)
+        v = 0; /* no "-0" */
+    if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+        snprintf(buf, buf_size, "%.0f", v);
+        return buf;
+    }
+    snprintf(buf, buf_size, "%.15g", v);
+    if (strtod(buf, NULL) != v)
+        snprintf(buf, buf_size, "%.17g", v);
+    return buf;
+}
+
+const cJSON *grid_walk(const cJSON *node, const char *dotted)
+{
+    char part[256];
+    const char *p = dotted;
+    while (node != NULL && *p) {
+        size_t n = strcspn(p, ".");
+        if (n >= sizeof part)
+            return NULL;
+        memcpy(part, p, n);
+        part[n] = '\0';
+        node = cJSON_IsObject(node) ? cJSON_GetObjectItemCaseSensitive(node, part) : NULL;
+        p += n;
+        if (*p == '.')
+            p++;
+    }
+    return node;
 }
 
 /* ---- parsing ---- */
@@ -329,7 +246,11 @@ static const char *list_expected(const DimSpec *spec, char *buf, size_t buf_size
                  (unsigned long long)spec->max);
     else if (spec->kind == KIND_NUMBER)
         snprintf(buf, buf_size, "a list of numbers (or one)");
-    else
+    else if (spec->kind == KIND_ENUM) {
+        char listed[256];
+        snprintf(buf, buf_size, "a list of strings (or one): %s",
+                 choices_expected(spec->choices, false, listed, sizeof listed));
+    } else
         snprintf(buf, buf_size, "a list of strings (or one): %s", spec->expected);
     return buf;
 }
@@ -361,23 +282,25 @@ static int read_value(const Parser *ps, const DimSpec *spec, const cJSON *v, con
                            found);
         }
         *out_number = v->valuedouble;
-        *out_text = xstrdup(format_number(v->valuedouble, buf, sizeof buf));
+        *out_text = xstrdup(grid_format_number(v->valuedouble, buf, sizeof buf));
         return 0;
     case KIND_NUMBER:
         if (!cJSON_IsNumber(v))
             return err_set(ps->err, "%s: %s: expected a number, got %s", ps->file, where, found);
         *out_number = v->valuedouble;
-        *out_text = xstrdup(format_number(v->valuedouble, buf, sizeof buf));
+        *out_text = xstrdup(grid_format_number(v->valuedouble, buf, sizeof buf));
         return 0;
-    case KIND_ENUM:
-        if (cJSON_IsString(v))
-            for (size_t k = 0; spec->values[k]; k++)
-                if (strcasecmp(v->valuestring, spec->values[k]) == 0) {
-                    *out_text = xstrdup(spec->values[k]);
-                    return 0;
-                }
-        return err_set(ps->err, "%s: %s: expected %s, got %s", ps->file, where, spec->expected,
-                       found);
+    case KIND_ENUM: {
+        /* case-insensitive for every table, as grids always were */
+        for (size_t k = 0; cJSON_IsString(v) && k < choices_count(spec->choices); k++)
+            if (strcasecmp(v->valuestring, choices_name(spec->choices, (int)k)) == 0) {
+                *out_text = xstrdup(choices_name(spec->choices, (int)k));
+                return 0;
+            }
+        char listed[256];
+        return err_set(ps->err, "%s: %s: expected %s, got %s", ps->file, where,
+                       choices_expected(spec->choices, false, listed, sizeof listed), found);
+    }
     case KIND_CKPT:
         if (!cJSON_IsString(v) || !is_ckpt(v->valuestring))
             return err_set(ps->err, "%s: %s: expected %s, got %s", ps->file, where, spec->expected,
@@ -428,7 +351,7 @@ static Dim *add_dim(Grid *g)
 static int read_fixed(const Parser *ps, Grid *g, const cJSON *root)
 {
     for (int k = 0; k < N_FIXED; k++) {
-        const DimSpec *spec = &fixed_specs[k];
+        const DimSpec *spec = &grid_fixed_specs[k];
         g->fixed_at[k] = -1;
         const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, spec->grid_key);
         if (item == NULL || cJSON_IsNull(item)) {
@@ -487,7 +410,7 @@ static int load_sources(const Parser *ps, Grid *g, const cJSON *root)
     }
     const int kinds[2] = {D_CONFIG, D_PLATFORM};
     for (int s = 0; s < 2; s++) {
-        const DimSpec *spec = &fixed_specs[kinds[s]];
+        const DimSpec *spec = &grid_fixed_specs[kinds[s]];
         const Dim *d = &g->dims[g->fixed_at[kinds[s]]];
         bool is_config = kinds[s] == D_CONFIG;
         Source *sources = xcalloc(d->n_values, sizeof *sources);
@@ -535,7 +458,7 @@ static int check_override(const Parser *ps, const Grid *g, const Dim *d)
     const Dim *platforms = &g->dims[g->fixed_at[D_PLATFORM]];
     for (size_t p = 0; p < platforms->n_values; p++) {
         const Source *src = &g->platforms[p];
-        const cJSON *node = walk(src->tree, d->path);
+        const cJSON *node = grid_walk(src->tree, d->path);
         if (!cJSON_IsNumber(node)) {
             StrList paths;
             strlist_init(&paths);
@@ -557,7 +480,7 @@ static int check_override(const Parser *ps, const Grid *g, const Dim *d)
         }
         for (size_t i = 0; i < d->n_values; i++) {
             cJSON *copy = cJSON_Duplicate(src->tree, 1);
-            cJSON_SetNumberValue((cJSON *)walk(copy, d->path), d->numbers[i]);
+            cJSON_SetNumberValue((cJSON *)grid_walk(copy, d->path), d->numbers[i]);
             char *text = cJSON_Print(copy);
             cJSON_Delete(copy);
             char name[1536];
@@ -727,7 +650,7 @@ const char *grid_param_name(const Grid *g, size_t k)
 
 /* The index of point id's value in dimension k: digit k of id in mixed radix, the last
  * dimension least significant. */
-static size_t value_index(const Grid *g, size_t id, size_t k)
+size_t grid_value_index(const Grid *g, size_t id, size_t k)
 {
     for (size_t j = g->n_dims; j-- > k + 1;)
         id /= g->dims[j].n_values;
@@ -736,7 +659,7 @@ static size_t value_index(const Grid *g, size_t id, size_t k)
 
 const char *grid_param_value(const Grid *g, size_t id, size_t k)
 {
-    return g->dims[k].texts[value_index(g, id, k)];
+    return g->dims[k].texts[grid_value_index(g, id, k)];
 }
 
 char *grid_point_key(const Grid *g, size_t id)
@@ -752,227 +675,3 @@ char *grid_point_key(const Grid *g, size_t id)
     return key;
 }
 
-bool grid_has_derived_files(const Grid *g)
-{
-    return g->fixed_at[D_MICRO_BATCH] >= 0 || g->fixed_at[D_GLOBAL_BATCH] >= 0 ||
-           g->first_override < g->n_dims;
-}
-
-/* The value of fixed dimension k for point id, or NULL when the grid does not give it. */
-static const char *fixed_text(const Grid *g, size_t id, int k)
-{
-    return g->fixed_at[k] < 0 ? NULL : grid_param_value(g, id, (size_t)g->fixed_at[k]);
-}
-
-static double fixed_number(const Grid *g, size_t id, int k)
-{
-    const Dim *d = &g->dims[g->fixed_at[k]];
-    return d->numbers[value_index(g, id, (size_t)g->fixed_at[k])];
-}
-
-static int write_json(const char *path, const cJSON *tree, const char *what, Err *err)
-{
-    char *text = cJSON_Print(tree);
-    FILE *f = text ? fopen(path, "w") : NULL;
-    int rc = f ? 0 : -1;
-    if (f != NULL) {
-        fputs(text, f);
-        fputc('\n', f);
-        rc = fclose(f) ? -1 : 0;
-    }
-    free(text);
-    if (rc)
-        return err_set(err, "%s: cannot write the derived %s: %s", path, what, strerror(errno));
-    return 0;
-}
-
-/* DeepSpeed's batch keys for the point's batch sizes. A micro batch alone drops
- * train_batch_size (the global batch follows from it, the accumulation steps and the GPUs);
- * a global batch drops gradient_accumulation_steps (derived from the micro batch when the
- * config or the grid gives one, else the micro batch is the global batch over the GPUs). */
-static void apply_batch(const Grid *g, size_t id, cJSON *tree)
-{
-    bool has_micro = g->fixed_at[D_MICRO_BATCH] >= 0, has_global = g->fixed_at[D_GLOBAL_BATCH] >= 0;
-    if (has_micro) {
-        set_number(tree, "train_micro_batch_size_per_gpu", fixed_number(g, id, D_MICRO_BATCH));
-        if (!has_global)
-            cJSON_DeleteItemFromObjectCaseSensitive(tree, "train_batch_size");
-    }
-    if (has_global) {
-        set_number(tree, "train_batch_size", fixed_number(g, id, D_GLOBAL_BATCH));
-        cJSON_DeleteItemFromObjectCaseSensitive(tree, "gradient_accumulation_steps");
-    }
-}
-
-int grid_invocation_init(GridInvocation *inv, const Grid *g, size_t id, const char *dir, Err *err)
-{
-    memset(inv, 0, sizeof *inv);
-    strlist_init(&inv->args);
-    size_t ci = value_index(g, id, (size_t)g->fixed_at[D_CONFIG]);
-    size_t pi = value_index(g, id, (size_t)g->fixed_at[D_PLATFORM]);
-    inv->source_config = g->configs[ci].path;
-    inv->source_platform = g->platforms[pi].path;
-    if (g->fixed_at[D_MICRO_BATCH] >= 0 || g->fixed_at[D_GLOBAL_BATCH] >= 0) {
-        snprintf(inv->derived_config, sizeof inv->derived_config, "%s/p%zu-config.json", dir, id);
-        cJSON *copy = cJSON_Duplicate(g->configs[ci].tree, 1);
-        apply_batch(g, id, copy);
-        int rc = write_json(inv->derived_config, copy, "ds_config", err);
-        cJSON_Delete(copy);
-        if (rc) {
-            inv->derived_config[0] = '\0';
-            return -1;
-        }
-    }
-    if (g->first_override < g->n_dims) {
-        snprintf(inv->derived_platform, sizeof inv->derived_platform, "%s/p%zu-platform.json", dir,
-                 id);
-        cJSON *copy = cJSON_Duplicate(g->platforms[pi].tree, 1);
-        for (size_t k = g->first_override; k < g->n_dims; k++)
-            cJSON_SetNumberValue((cJSON *)walk(copy, g->dims[k].path),
-                                 g->dims[k].numbers[value_index(g, id, k)]);
-        int rc = write_json(inv->derived_platform, copy, "platform", err);
-        cJSON_Delete(copy);
-        if (rc) {
-            inv->derived_platform[0] = '\0';
-            return -1;
-        }
-    }
-    strlist_addf(&inv->args, "%s", grid_command_name(g));
-    for (int k = 0; k < N_FIXED; k++) {
-        const char *text = fixed_text(g, id, k);
-        const char *option = fixed_specs[k].option;
-        if (text == NULL || option == NULL || (k == D_FSDP && strcmp(text, "none") == 0))
-            continue;
-        if (k == D_CONFIG && inv->derived_config[0])
-            text = inv->derived_config;
-        if (k == D_PLATFORM && inv->derived_platform[0])
-            text = inv->derived_platform;
-        strlist_addf(&inv->args, "%s", option);
-        strlist_addf(&inv->args, "%s", text);
-    }
-    strlist_addf(&inv->args, "--json");
-    strlist_addf(&inv->args, "-");
-    return 0;
-}
-
-void grid_invocation_fini(GridInvocation *inv)
-{
-    if (inv->derived_config[0])
-        unlink(inv->derived_config);
-    if (inv->derived_platform[0])
-        unlink(inv->derived_platform);
-    inv->derived_config[0] = inv->derived_platform[0] = '\0';
-    strlist_fini(&inv->args);
-}
-
-/* ---- reports and rows ---- */
-
-size_t grid_n_metrics(const Grid *g)
-{
-    return g->n_metrics;
-}
-
-const char *grid_metric_name(const Grid *g, size_t k)
-{
-    return g->metrics[k];
-}
-
-int grid_report_read(GridReport *out, const Grid *g, const GridInvocation *inv, const char *text,
-                     size_t n_bytes, Err *err)
-{
-    out->json = NULL;
-    strlist_init(&out->metrics);
-    cJSON *root = jsonfile_parse("the report", text, n_bytes, err);
-    if (root == NULL)
-        return -1;
-    const cJSON *command = cJSON_GetObjectItemCaseSensitive(root, "command");
-    if (!cJSON_IsObject(root) || !cJSON_IsString(command) ||
-        strcmp(command->valuestring, grid_command_name(g)) != 0) {
-        cJSON_Delete(root);
-        return err_set(err, "the report: command: expected \"%s\", got something else",
-                       grid_command_name(g));
-    }
-    /* The derived config is a temporary file: name the one it stands for. */
-    cJSON *config = cJSON_GetObjectItemCaseSensitive(root, "config");
-    if (inv->derived_config[0] && cJSON_IsObject(config))
-        cJSON_ReplaceItemInObjectCaseSensitive(config, "file",
-                                               cJSON_CreateString(inv->source_config));
-    for (size_t k = 0; k < g->n_metrics; k++) {
-        const cJSON *v = walk(root, g->metrics[k]);
-        char buf[64] = "";
-        if (cJSON_IsNumber(v))
-            format_number(v->valuedouble, buf, sizeof buf);
-        else if (cJSON_IsBool(v))
-            snprintf(buf, sizeof buf, "%s", cJSON_IsTrue(v) ? "true" : "false");
-        else if (cJSON_IsString(v))
-            snprintf(buf, sizeof buf, "%s", v->valuestring);
-        strlist_addf(&out->metrics, "%s", buf);
-    }
-    out->json = cJSON_PrintUnformatted(root);
-    cJSON_Delete(root);
-    if (out->json == NULL)
-        return err_set(err, "the report: cannot be printed again (out of memory)");
-    return 0;
-}
-
-void grid_report_fini(GridReport *r)
-{
-    if (r == NULL)
-        return;
-    free(r->json); /* cJSON's default allocator is malloc */
-    r->json = NULL;
-    strlist_fini(&r->metrics);
-}
-
-char *grid_jsonl_row(const Grid *g, size_t id, const char *status, int exit_code,
-                     const char *message, const GridReport *report)
-{
-    cJSON *row = cJSON_CreateObject();
-    cJSON_AddNumberToObject(row, "id", (double)id);
-    char *key = grid_point_key(g, id);
-    cJSON_AddStringToObject(row, "key", key);
-    free(key);
-    cJSON *point = cJSON_AddObjectToObject(row, "point");
-    cJSON_AddStringToObject(point, "command", grid_command_name(g));
-    cJSON *overrides = g->first_override < g->n_dims ? cJSON_CreateObject() : NULL;
-    for (size_t k = 0; k < g->n_dims; k++) {
-        const Dim *d = &g->dims[k];
-        size_t i = value_index(g, id, k);
-        if (d->spec->kind == KIND_NUMBER)
-            cJSON_AddNumberToObject(overrides, d->path, d->numbers[i]);
-        else if (d->spec->kind == KIND_COUNT)
-            cJSON_AddNumberToObject(point, d->column, d->numbers[i]);
-        else
-            cJSON_AddStringToObject(point, d->column, d->texts[i]);
-    }
-    if (overrides != NULL)
-        cJSON_AddItemToObject(point, "overrides", overrides);
-    cJSON_AddStringToObject(row, "status", status);
-    cJSON_AddNumberToObject(row, "exit_code", exit_code);
-    if (message != NULL && message[0])
-        cJSON_AddStringToObject(row, "message", message);
-    else
-        cJSON_AddNullToObject(row, "message");
-    cJSON *parsed = report && report->json ? cJSON_Parse(report->json) : NULL;
-    cJSON_AddItemToObject(row, "report", parsed ? parsed : cJSON_CreateNull());
-    char *text = cJSON_PrintUnformatted(row);
-    cJSON_Delete(row);
-    if (text == NULL) {
-        fputs("zerosim: out of memory printing a JSONL row\n", stderr);
-        abort();
-    }
-    return text;
-}
-
-int grid_jsonl_key(const char *line, size_t n_bytes, char **out_key)
-{
-    cJSON *row = cJSON_ParseWithLength(line, n_bytes);
-    const cJSON *key = cJSON_GetObjectItemCaseSensitive(row, "key");
-    int rc = -1;
-    if (cJSON_IsObject(row) && cJSON_IsString(key)) {
-        *out_key = xstrdup(key->valuestring);
-        rc = 0;
-    }
-    cJSON_Delete(row);
-    return rc;
-}

@@ -17,11 +17,8 @@
  * "name=value;..." text of its command and parameters: it does not depend on list order or
  * ids and is what resumption matches.
  *
- * For each point this module builds the command line of the child zerosim, writing a derived
- * ds_config (for batch sizes) and a derived platform (for overrides) into a directory the
- * caller owns, and reads the child's JSON report back: the metrics a CSV row holds and the
- * one-line JSONL row. Running processes, files of rows and resumption are the caller's
- * (cmd_sweep.c). The only module of the sweep that sees cJSON.
+ * A point's command line and derived files are grid_point.h's; its report read back,
+ * grid_report.h's. Running processes, files of rows and resumption are study/sweep.h's.
  */
 #ifndef ZEROSIM_INPUTS_GRID_H
 #define ZEROSIM_INPUTS_GRID_H
@@ -64,51 +61,5 @@ const char *grid_param_value(const Grid *g, size_t id, size_t k);
 
 /* The point's key, "command=run;model=gpt2-1.5b;gpus=2;...": malloc'd, the caller frees. */
 char *grid_point_key(const Grid *g, size_t id);
-
-/* True when some point needs derived files (batch sizes or overrides). */
-bool grid_has_derived_files(const Grid *g);
-
-/* What it takes to compute one point: the arguments after the executable's name, and the
- * derived files written for it (empty strings when none), with the files they stand for. */
-typedef struct GridInvocation {
-    StrList args;              /* "run" "--model" "gpt2-1.5b" ... "--json" "-" */
-    char derived_config[1024]; /* dir/p<id>-config.json, or "" */
-    char derived_platform[1024];
-    const char *source_config;   /* borrowed from the grid: the config file it derives from */
-    const char *source_platform; /* the platform file */
-} GridInvocation;
-
-/* Fills inv for point id, writing derived files into dir (which must exist when
- * grid_has_derived_files). Returns 0, or -1 with err set when a file cannot be written. */
-int grid_invocation_init(GridInvocation *inv, const Grid *g, size_t id, const char *dir, Err *err);
-
-/* Removes the derived files and frees the arguments. */
-void grid_invocation_fini(GridInvocation *inv);
-
-/* The metric columns of a CSV row: report JSON paths ("time.step_s", "memory.fits"), which
- * depend on the command. Borrowed. */
-size_t grid_n_metrics(const Grid *g);
-const char *grid_metric_name(const Grid *g, size_t k);
-
-/* A child's report, read back. */
-typedef struct GridReport {
-    char *json;      /* the report on one line, config.file naming the source config */
-    StrList metrics; /* one text per metric column; "" when the report has no such value */
-} GridReport;
-
-/* Reads the JSON report a child printed for inv. Returns 0, or -1 with err set when the text
- * is not a report of the grid's command. The caller finis out in both cases. */
-int grid_report_read(GridReport *out, const Grid *g, const GridInvocation *inv, const char *text,
-                     size_t n_bytes, Err *err);
-void grid_report_fini(GridReport *r);
-
-/* One JSONL row, without the newline: {"id", "key", "point": {...}, "status", "exit_code",
- * "message" (null when none), "report" (null when none)}. malloc'd, the caller frees. */
-char *grid_jsonl_row(const Grid *g, size_t id, const char *status, int exit_code,
-                     const char *message, const GridReport *report);
-
-/* The key of a JSONL row (n_bytes of text, no newline): malloc'd into *out_key, or -1 when
- * the line is not a JSON object with a string "key". */
-int grid_jsonl_key(const char *line, size_t n_bytes, char **out_key);
 
 #endif

@@ -3,6 +3,8 @@
  */
 #include "jsonfile.h"
 
+#include "json_scan.h"
+
 #include "../common/suggest.h"
 #include "../common/xalloc.h"
 
@@ -61,8 +63,12 @@ cJSON *jsonfile_parse(const char *file, const char *text, size_t n_bytes, Err *e
         const char *p = end;
         while (p < text + n_bytes && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
             p++;
-        if (p == text + n_bytes)
-            return root;
+        if (p == text + n_bytes) {
+            if (json_scan_check(file, text, n_bytes, err) == 0)
+                return root;
+            cJSON_Delete(root);
+            return NULL;
+        }
         cJSON_Delete(root);
         end = p;
         is_trailing = true;

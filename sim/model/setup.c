@@ -3,6 +3,11 @@
  */
 #include "setup.h"
 
+#include "../common/choices.h"
+
+_Static_assert(RECOMPUTE_NONE == 0 && RECOMPUTE_SELECTIVE == 1 && RECOMPUTE_FULL == 2,
+               "choices_recompute lists the recomputations in Recompute order");
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,23 +15,19 @@
 
 const char *setup_recompute_name(Recompute r, uint32_t every, char *buf, size_t buf_size)
 {
-    static const char *const names[] = {"none", "selective", "full"};
     if (r == RECOMPUTE_FULL && every > 1)
         snprintf(buf, buf_size, "every:%u", every);
     else
-        snprintf(buf, buf_size, "%s", names[r]);
+        snprintf(buf, buf_size, "%s", choices_name(&choices_recompute, (int)r));
     return buf;
 }
 
 int setup_recompute_parse(const char *name, Recompute *out, uint32_t *out_every)
 {
     *out_every = 1;
-    if (strcmp(name, "none") == 0)
-        *out = RECOMPUTE_NONE;
-    else if (strcmp(name, "selective") == 0)
-        *out = RECOMPUTE_SELECTIVE;
-    else if (strcmp(name, "full") == 0)
-        *out = RECOMPUTE_FULL;
+    int named = choices_parse(&choices_recompute, name);
+    if (named >= 0)
+        *out = (Recompute)named;
     else if (strncmp(name, "every:", 6) == 0) {
         char *end = NULL;
         errno = 0;

@@ -1,5 +1,5 @@
 /*
- * advice.c - ranking and explaining ZeRO configurations (see advice.h).
+ * advice.c - the ranked ZeRO configurations, as a table and explained (see advice.h).
  */
 #include "advice.h"
 
@@ -9,53 +9,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-static int compare(const void *pa, const void *pb)
-{
-    const Candidate *a = pa, *b = pb;
-    if (a->fits != b->fits)
-        return a->fits ? -1 : 1;
-    if (a->fits) {
-        if (a->tokens_per_s != b->tokens_per_s)
-            return a->tokens_per_s > b->tokens_per_s ? -1 : 1;
-        return a->gpu_bytes < b->gpu_bytes ? -1 : a->gpu_bytes > b->gpu_bytes;
-    }
-    return a->shortfall_bytes < b->shortfall_bytes ? -1 : a->shortfall_bytes > b->shortfall_bytes;
-}
-
-/* GPU memory a simulated candidate leaves free: HBM less its device peak (reserved + outside
- * the allocator). */
-static double room_bytes(const Advice *a, const Candidate *c)
-{
-    return (double)a->platform->gpu.hbm_bytes - c->sim_gpu_peak_bytes;
-}
-
-void advice_rank(Advice *a)
-{
-    qsort(a->candidates, a->n_candidates, sizeof *a->candidates, compare);
-    /* When the fastest leaves less than ADVICE_TIGHT_FRACTION of the GPU free, the one with
-     * the most room among the fitting candidates within ADVICE_NEAR_EQUAL_FRACTION of it goes
-     * first: a run that fits by a few hundred MiB is one
-     * PyTorch release or one longer batch away from out-of-memory. */
-    if (a->n_candidates < 2 || !a->candidates[0].fits || !a->candidates[0].is_simulated ||
-        room_bytes(a, &a->candidates[0]) >=
-            ADVICE_TIGHT_FRACTION * (double)a->platform->gpu.hbm_bytes)
-        return; /* the fastest has room enough */
-    const double floor = a->candidates[0].tokens_per_s * (1.0 - ADVICE_NEAR_EQUAL_FRACTION);
-    size_t best = 0;
-    for (size_t i = 1; i < a->n_candidates; i++) {
-        const Candidate *c = &a->candidates[i];
-        if (!c->fits || !c->is_simulated || c->tokens_per_s < floor)
-            break; /* sorted: the rest are slower */
-        if (room_bytes(a, c) > room_bytes(a, &a->candidates[best]))
-            best = i;
-    }
-    if (best > 0) {
-        Candidate chosen = a->candidates[best];
-        memmove(&a->candidates[1], &a->candidates[0], best * sizeof *a->candidates);
-        a->candidates[0] = chosen;
-    }
-}
 
 static const char *name(const Candidate *c, char *buf, size_t n)
 {
@@ -104,7 +57,7 @@ static void explain(const Advice *a, char *out, size_t n)
                                  "It leaves %.1f GiB of the GPU's %.0f GiB free (device peak "
                                  "%.1f GiB: the caching allocator's reserve plus the CUDA "
                                  "context and NCCL buffers). ",
-                                 gib(room_bytes(a, best)), gib(hbm),
+                                 gib(hbm - best->sim_gpu_peak_bytes), gib(hbm),
                                  gib(best->sim_gpu_peak_bytes));
     if (used >= n)
         return;

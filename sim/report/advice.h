@@ -3,8 +3,8 @@
  *
  * A candidate is one way to train the model on the cluster (ZeRO stage, what is offloaded,
  * micro-batch, activation checkpointing) with what the analytic estimate and, when it fits,
- * the simulation say about it. Ranking: configurations that fit first, then the highest
- * throughput, then the least GPU memory. The recommendation is explained in the terms of the
+ * the simulation say about it; the search and the ranking are study/advise.h's. The
+ * recommendation (the first candidate) is explained in the terms of the
  * seed chapter's selection guide (ZeRO-1 when parameters and gradients fit a GPU, ZeRO-2 when
  * parameters fit, ZeRO-3 when they do not, offload for few GPUs and large models, at the price
  * of PCIe transfers).
@@ -52,18 +52,6 @@ typedef struct Advice {
     Candidate *candidates; /* ranked, best first */
     size_t n_candidates;
 } Advice;
-
-/* Candidates within this share of the fastest one's throughput count as equally fast; among
- * them the one with the most GPU memory to spare is recommended (a policy, docs/MODEL.md). */
-#define ADVICE_NEAR_EQUAL_FRACTION 0.02
-/* ... when the fastest leaves less than this share of the GPU's memory free. */
-#define ADVICE_TIGHT_FRACTION 0.10
-
-/* Sorts the candidates best first: fitting before not, then by throughput, then by GPU bytes;
- * when the fastest leaves under ADVICE_TIGHT_FRACTION of HBM free, the candidate with the most
- * room (HBM less the simulated device peak) within ADVICE_NEAR_EQUAL_FRACTION of its
- * throughput is put first. */
-void advice_rank(Advice *a);
 
 /* The ranked table and the recommendation paragraph. */
 void advice_text(FILE *out, const Advice *a);

@@ -3,10 +3,13 @@
  */
 #include "json_writer.h"
 
+#include "../common/utf8.h"
+
 #include <assert.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 void json_writer_init(JsonWriter *w, FILE *out, bool is_pretty)
 {
@@ -78,10 +81,23 @@ void json_end_array(JsonWriter *w)
     close(w, ']');
 }
 
+/* A JSON string: escapes what JSON requires, and a byte that is not valid UTF-8 (a path or a
+ * name from the user's files) becomes U+FFFD, so that the report always parses. */
 static void escaped(FILE *out, const char *s)
 {
     fputc('"', out);
+    const size_t n = strlen(s);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p >= 0x80) {
+            size_t len = utf8_sequence_length(p, n - (size_t)(p - (const unsigned char *)s));
+            if (len == 0) {
+                fputs("\\ufffd", out);
+            } else {
+                fwrite(p, 1, len, out);
+                p += len - 1;
+            }
+            continue;
+        }
         switch (*p) {
         case '"': fputs("\\\"", out); break;
         case '\\': fputs("\\\\", out); break;

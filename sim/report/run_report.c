@@ -81,27 +81,20 @@ void run_report_text(FILE *out, const RunReport *r)
 
     fprintf(out, "\n%-36s %10s %8s\n", "time per step, rank 0", "s", "share");
     const double k = (double)r->n_steps, total = b->total_s / k;
-    line(out, "compute (forward, backward)", b->compute_s / k, total);
-    line(out, "optimizer step", b->optimizer_s / k, total);
-    static const char *const exposed[] = {"exposed all-reduce", "exposed all-gather",
-                                          "exposed reduce-scatter", "exposed broadcast"};
-    for (int c = 0; c < COLL_N_KINDS; c++)
-        line(out, exposed[c], b->exposed_coll_s[c] / k, total);
-    line(out, "exposed PCIe host-to-GPU", b->exposed_h2d_s / k, total);
-    line(out, "exposed PCIe GPU-to-host", b->exposed_d2h_s / k, total);
-    line(out, "exposed NVMe read", b->exposed_nvme_read_s / k, total);
-    line(out, "exposed NVMe write", b->exposed_nvme_write_s / k, total);
-    line(out, "exposed CPU optimizer", b->exposed_cpu_s / k, total);
-    line(out, "idle", b->idle_s / k, total);
-    if (b->busy_h2d_s + b->busy_d2h_s + b->busy_nvme_read_s + b->busy_nvme_write_s + b->busy_cpu_s >
-        0)
+    double busy_s = 0.0;
+    for (int c = 0; c < BD_N; c++) {
+        line(out, breakdown_category((BreakdownCategory)c)->text, b->time_s[c] / k, total);
+        busy_s += b->busy_s[c];
+    }
+    if (busy_s > 0)
         fprintf(out,
                 "  offload work per step, busy / exposed s: PCIe H2D %.3f / %.3f, D2H "
                 "%.3f / %.3f, NVMe read %.3f / %.3f, write %.3f / %.3f, CPU optimizer %.3f / "
                 "%.3f\n",
-                b->busy_h2d_s / k, b->exposed_h2d_s / k, b->busy_d2h_s / k, b->exposed_d2h_s / k,
-                b->busy_nvme_read_s / k, b->exposed_nvme_read_s / k, b->busy_nvme_write_s / k,
-                b->exposed_nvme_write_s / k, b->busy_cpu_s / k, b->exposed_cpu_s / k);
+                b->busy_s[BD_H2D] / k, b->time_s[BD_H2D] / k, b->busy_s[BD_D2H] / k,
+                b->time_s[BD_D2H] / k, b->busy_s[BD_NVME_READ] / k, b->time_s[BD_NVME_READ] / k,
+                b->busy_s[BD_NVME_WRITE] / k, b->time_s[BD_NVME_WRITE] / k,
+                b->busy_s[BD_CPU_OPTIMIZER] / k, b->time_s[BD_CPU_OPTIMIZER] / k);
 
     const MemAccount *g = m.gpu_peak;
     const RuntimeMemory *rt = &e->runtime;
@@ -292,28 +285,25 @@ void run_report_json(FILE *out, const RunReport *r)
     json_key(&w, "time");
     json_begin_object(&w);
     json_kv_double(&w, "step_s", m.step_s);
-    json_kv_double(&w, "compute_s", b->compute_s / k);
-    json_kv_double(&w, "optimizer_s", b->optimizer_s / k);
-    json_kv_double(&w, "exposed_comm_s", b->exposed_comm_s / k);
-    json_key(&w, "exposed_comm_by_collective_s");
-    json_begin_object(&w);
-    for (int c = 0; c < COLL_N_KINDS; c++)
-        json_kv_double(&w, graph_collective_name((CollectiveKind)c), b->exposed_coll_s[c] / k);
-    json_end_object(&w);
-    json_kv_double(&w, "exposed_h2d_s", b->exposed_h2d_s / k);
-    json_kv_double(&w, "exposed_d2h_s", b->exposed_d2h_s / k);
-    json_kv_double(&w, "exposed_nvme_read_s", b->exposed_nvme_read_s / k);
-    json_kv_double(&w, "exposed_nvme_write_s", b->exposed_nvme_write_s / k);
-    json_kv_double(&w, "exposed_cpu_optimizer_s", b->exposed_cpu_s / k);
+    for (int c = 0; c < BD_IDLE; c++) { /* idle follows busy_s */
+        const BreakdownCategoryInfo *info = breakdown_category((BreakdownCategory)c);
+        if (c == BD_ALL_REDUCE) {
+            json_kv_double(&w, "exposed_comm_s", breakdown_exposed_comm_s(b) / k);
+            json_key(&w, "exposed_comm_by_collective_s");
+            json_begin_object(&w);
+        }
+        json_kv_double(&w, info->json_key, b->time_s[c] / k);
+        if (c == BD_BROADCAST)
+            json_end_object(&w);
+    }
     json_key(&w, "busy_s");
     json_begin_object(&w);
-    json_kv_double(&w, "h2d", b->busy_h2d_s / k);
-    json_kv_double(&w, "d2h", b->busy_d2h_s / k);
-    json_kv_double(&w, "nvme_read", b->busy_nvme_read_s / k);
-    json_kv_double(&w, "nvme_write", b->busy_nvme_write_s / k);
-    json_kv_double(&w, "cpu_optimizer", b->busy_cpu_s / k);
+    for (int c = 0; c < BD_N; c++)
+        if (breakdown_category((BreakdownCategory)c)->busy_key != NULL)
+            json_kv_double(&w, breakdown_category((BreakdownCategory)c)->busy_key,
+                           b->busy_s[c] / k);
     json_end_object(&w);
-    json_kv_double(&w, "idle_s", b->idle_s / k);
+    json_kv_double(&w, breakdown_category(BD_IDLE)->json_key, b->time_s[BD_IDLE] / k);
     json_kv_double(&w, "compute_bound_step_s", e->compute_bound_step_s);
     json_end_object(&w);
 

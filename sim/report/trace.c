@@ -236,14 +236,9 @@ static void write_counters(JsonWriter *w, const Graph *g, const MemTracker *t, c
     free(space);
 }
 
-int trace_write(const char *path, const Graph *g, const EngineResult *r, const bool *traced,
-                Err *err)
+void trace_write_to(FILE *out, const Graph *g, const EngineResult *r, const bool *traced)
 {
     assert(graph_stream_ops(g) != NULL); /* finalised */
-    FILE *out = fopen(path, "w");
-    if (out == NULL)
-        return err_set(err, "%s: cannot write trace: %s", path, strerror(errno));
-
     JsonWriter w;
     json_writer_init(&w, out, false);
     json_begin_object(&w);
@@ -257,6 +252,15 @@ int trace_write(const char *path, const Graph *g, const EngineResult *r, const b
     json_end_array(&w);
     json_end_object(&w);
     fputc('\n', out);
+}
+
+int trace_write(const char *path, const Graph *g, const EngineResult *r, const bool *traced,
+                Err *err)
+{
+    FILE *out = fopen(path, "w");
+    if (out == NULL)
+        return err_set(err, "%s: cannot write trace: %s", path, strerror(errno));
+    trace_write_to(out, g, r, traced);
 
     /* A full disk may show only when the buffered bytes are flushed or the file is closed. */
     int error = 0;

@@ -22,6 +22,8 @@
 #include "../engine/engine.h"
 #include "../schedule/graph.h"
 
+#include <stdio.h>
+
 #include <stdbool.h>
 
 /* The trace process id of a rank and thread id of a stream kind (see the note above). */
@@ -35,5 +37,8 @@
  * "PATH: cannot write trace: REASON" when the file cannot be opened or written. */
 int trace_write(const char *path, const Graph *g, const EngineResult *r, const bool *traced,
                 Err *err);
+
+/* The same trace on an open stream (stdout for `--trace -`); the caller checks the stream. */
+void trace_write_to(FILE *out, const Graph *g, const EngineResult *r, const bool *traced);
 
 #endif

@@ -3,25 +3,25 @@
  */
 #include "fsdp.h"
 
-#include <strings.h>
+#include "../common/choices.h"
 
-static const char *const names[] = {"none", "FULL_SHARD", "SHARD_GRAD_OP", "NO_SHARD",
-                                    "HYBRID_SHARD"};
+/* The names are common/choices.h's table, in FsdpStrategy order. */
+_Static_assert(FSDP_NONE == 0 && FSDP_FULL_SHARD == 1 && FSDP_SHARD_GRAD_OP == 2 &&
+                   FSDP_NO_SHARD == 3 && FSDP_HYBRID_SHARD == 4,
+               "choices_fsdp lists the strategies in FsdpStrategy order");
 
 int fsdp_parse(const char *name, FsdpStrategy *out)
 {
-    for (int s = FSDP_FULL_SHARD; s <= FSDP_HYBRID_SHARD; s++) {
-        if (strcasecmp(name, names[s]) == 0) {
-            *out = (FsdpStrategy)s;
-            return 0;
-        }
-    }
-    return -1;
+    int s = choices_parse(&choices_fsdp, name);
+    if (s <= FSDP_NONE) /* "none" is no FSDP, expressed by leaving --fsdp out */
+        return -1;
+    *out = (FsdpStrategy)s;
+    return 0;
 }
 
 const char *fsdp_name(FsdpStrategy s)
 {
-    return names[s];
+    return choices_name(&choices_fsdp, (int)s);
 }
 
 int fsdp_apply(FsdpStrategy s, bool backward_prefetch, uint64_t gpus_per_node, TrainConfig *train,
@@ -48,7 +48,7 @@ int fsdp_apply(FsdpStrategy s, bool backward_prefetch, uint64_t gpus_per_node, T
     strlist_addf(&train->defaults_used,
                  "--fsdp %s: %s, one unit per layer, gradients reduced "
                  "per unit in every micro-batch, backward prefetch %s%s",
-                 names[s], s == FSDP_NO_SHARD ? "all-reduce (DDP)" : "ZeRO-3 schedule",
+                 fsdp_name(s), s == FSDP_NO_SHARD ? "all-reduce (DDP)" : "ZeRO-3 schedule",
                  backward_prefetch ? "on" : "off",
                  s == FSDP_HYBRID_SHARD ? ", sharded inside each node" : "");
     return 0;

@@ -8,6 +8,7 @@
  */
 #include "graph.h"
 
+#include "../common/choices.h"
 #include "../common/xalloc.h"
 
 #include <assert.h>
@@ -176,10 +177,13 @@ static OpId add_op(Graph *g, uint32_t rank, StreamKind stream, OpKind kind, uint
     return g->ops.n - 1;
 }
 
-OpId graph_compute(Graph *g, uint32_t rank, StreamKind stream, Device device, double amount,
-                   uint32_t label)
+OpId graph_compute(Graph *g, uint32_t rank, StreamKind stream, Device device, OpPurpose purpose,
+                   double amount, uint32_t label)
 {
-    return add_op(g, rank, stream, OP_COMPUTE, (uint8_t)device, amount, label);
+    assert(purpose < PURPOSE_N);
+    OpId id = add_op(g, rank, stream, OP_COMPUTE, (uint8_t)device, amount, label);
+    g->ops.items[id].purpose = (uint8_t)purpose;
+    return id;
 }
 
 OpId graph_copy(Graph *g, uint32_t rank, StreamKind stream, CopyKind kind, double bytes,
@@ -509,8 +513,16 @@ double graph_buffer_bytes(const Graph *g, uint32_t buffer, MemSpace *out_space,
 
 const char *graph_collective_name(CollectiveKind kind)
 {
-    static const char *const names[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast"};
-    return names[kind];
+    assert(choices_count(&choices_collective) == COLL_N_KINDS);
+    return choices_name(&choices_collective, (int)kind);
+}
+
+const char *graph_purpose_name(OpPurpose purpose)
+{
+    static const char *const names[] = {"none",      "forward",   "backward",
+                                         "recompute", "optimizer", "sync"};
+    _Static_assert(sizeof names / sizeof names[0] == PURPOSE_N, "one name per purpose");
+    return names[purpose];
 }
 
 const char *graph_stream_name(StreamKind kind)

@@ -29,6 +29,17 @@ typedef enum OpKind {
     OP_FREE,
 } OpKind;
 
+/* What a COMPUTE op is for; the breakdown and the trace decide on this, never on a label. */
+typedef enum OpPurpose {
+    PURPOSE_NONE,      /* transfers, allocations */
+    PURPOSE_FORWARD,   /* a layer's (or the head's) forward kernels */
+    PURPOSE_BACKWARD,  /* backward kernels, with the recomputation that precedes them */
+    PURPOSE_RECOMPUTE, /* activation recomputation on its own */
+    PURPOSE_OPTIMIZER, /* the optimizer step, on the GPU or the host */
+    PURPOSE_SYNC,      /* a zero-work op that joins streams ("parameters updated") */
+    PURPOSE_N
+} OpPurpose;
+
 typedef enum CollectiveKind {
     COLL_ALL_REDUCE,
     COLL_ALL_GATHER,
@@ -76,6 +87,7 @@ typedef struct Op {
     uint8_t sub;      /* CollectiveKind, CopyKind, DiskKind, Device or MemSpace */
     uint8_t category; /* MemCategory of ALLOC/FREE */
     uint8_t stream_kind;
+    uint8_t purpose; /* OpPurpose */
     uint32_t rank;
     uint32_t stream;     /* index into the graph's streams */
     uint32_t ref;        /* COLLECTIVE: instance; ALLOC/FREE: buffer; else 0 */
@@ -119,8 +131,8 @@ uint32_t graph_label(Graph *g, const char *label);
 uint32_t graph_find_label(const Graph *g, const char *label);
 
 /* Appends an op at the end of (rank, stream_kind). */
-OpId graph_compute(Graph *g, uint32_t rank, StreamKind stream, Device device, double amount,
-                   uint32_t label);
+OpId graph_compute(Graph *g, uint32_t rank, StreamKind stream, Device device, OpPurpose purpose,
+                   double amount, uint32_t label);
 OpId graph_copy(Graph *g, uint32_t rank, StreamKind stream, CopyKind kind, double bytes,
                 uint32_t label);
 OpId graph_disk(Graph *g, uint32_t rank, DiskKind kind, double bytes, uint32_t label);
@@ -169,6 +181,7 @@ double graph_buffer_bytes(const Graph *g, uint32_t buffer, MemSpace *out_space,
 void graph_dump(const Graph *g, FILE *out);
 
 const char *graph_collective_name(CollectiveKind kind);
+const char *graph_purpose_name(OpPurpose purpose);
 const char *graph_stream_name(StreamKind kind);
 const char *graph_category_name(MemCategory category);
 const char *graph_space_name(MemSpace space);

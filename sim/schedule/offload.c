@@ -73,7 +73,7 @@ static OpId host_step(Builder *b, uint32_t r, uint32_t adam_label)
     const OffloadConfig *oo = &b->z->offload_optimizer;
     const double part = (double)b->mem.offloaded_elems;
     if (oo->device == OFFLOAD_CPU || part <= 0) { /* (nothing offloaded: an empty step) */
-        OpId step = graph_compute(b->g, r, STREAM_CPU, DEVICE_CPU, part, adam_label);
+        OpId step = graph_compute(b->g, r, STREAM_CPU, DEVICE_CPU, PURPOSE_OPTIMIZER, part, adam_label);
         builder_depend(b, b->last_d2h[r], step);
         return step;
     }
@@ -97,7 +97,7 @@ static OpId host_step(Builder *b, uint32_t r, uint32_t adam_label)
             next_read =
                 graph_disk(b->g, r, DISK_READ,
                            sub_group_elems(j + 1, n_sub, sub, part) * state_bytes, read_label);
-        step = graph_compute(b->g, r, STREAM_CPU, DEVICE_CPU, elems, adam_label);
+        step = graph_compute(b->g, r, STREAM_CPU, DEVICE_CPU, PURPOSE_OPTIMIZER, elems, adam_label);
         builder_depend(b, read, step);
         if (!oo->pipeline_write)
             builder_depend(b, last_write, step);

@@ -10,6 +10,10 @@
 
 #include "builder.h"
 
+#include "../common/choices.h"
+
+_Static_assert(SCHEDULE_DEEPSPEED == 0 && SCHEDULE_TEXTBOOK == 1,
+               "choices_schedule lists the variants in ScheduleVariant order");
 #include "../common/xalloc.h"
 
 #include <stdio.h>
@@ -22,10 +26,10 @@ void builder_depend(Builder *b, OpId before, OpId after)
 }
 
 /* Appends a GPU compute op on every rank, after whatever each rank must wait for. */
-static void compute_all(Builder *b, double amount, uint32_t label)
+static void compute_all(Builder *b, OpPurpose purpose, double amount, uint32_t label)
 {
     for (uint32_t r = 0; r < b->n_ranks; r++) {
-        OpId id = graph_compute(b->g, r, STREAM_COMPUTE, DEVICE_GPU, amount, label);
+        OpId id = graph_compute(b->g, r, STREAM_COMPUTE, DEVICE_GPU, purpose, amount, label);
         builder_depend(b, b->wait_gather[r], id);
         builder_depend(b, b->wait_bucket[r], id);
         builder_depend(b, b->wait_copy[r], id);
@@ -266,7 +270,7 @@ static void micro_batch(Builder *b, bool is_boundary)
         uint32_t label = (is_fwd ? b->label_fwd_base : b->label_bwd_base) + u;
         if (is_fwd) {
             double amount = b->cost.layer_fwd + (u == L - 1 ? b->cost.head_fwd : 0.0);
-            compute_all(b, amount, label);
+            compute_all(b, PURPOSE_FORWARD, amount, label);
             if (keep_acts && to_host && setup_is_checkpointed(b->setup, u)) {
                 /* DeepSpeed's cpu_checkpointing: the checkpoint goes to host memory */
                 double bytes = (double)b->act.checkpoint_per_layer;
@@ -314,7 +318,7 @@ static void micro_batch(Builder *b, bool is_boundary)
                                    ? 0.0
                                    : b->cost.layer_recompute;
             double amount = recompute + b->cost.layer_bwd + (u == L - 1 ? b->cost.head_bwd : 0.0);
-            compute_all(b, amount, label);
+            compute_all(b, PURPOSE_BACKWARD, amount, label);
             for (uint32_t r = 0; r < n && keep_acts; r++) {
                 if (work)
                     graph_free(b->g, r, STREAM_COMPUTE, work[r]);
@@ -379,7 +383,7 @@ static void boundary(Builder *b)
          * back to the host. */
         const double kept = elems - (double)b->mem.offloaded_elems;
         if (kept > 0)
-            compute_all(b, kept * b->cost.optimizer_per_param,
+            compute_all(b, PURPOSE_OPTIMIZER, kept * b->cost.optimizer_per_param,
                         graph_label(b->g, "optimizer step (gpu part)"));
         offload_optimizer_step(b);
         if (kept > 0 && b->z->offload_param.device != OFFLOAD_NONE)
@@ -389,7 +393,7 @@ static void boundary(Builder *b)
         for (uint32_t r = 0; r < n; r++)
             b->wait_gather[r] =
                 b->opts->delayed_param_update ? b->older_update[r] : b->pending_update[r];
-        compute_all(b, 0.0, graph_label(b->g, "parameters updated"));
+        compute_all(b, PURPOSE_SYNC, 0.0, graph_label(b->g, "parameters updated"));
     } else {
         /* the optimizer wrapper's fp32 working copies live through the step (zero_memory.h) */
         const double copies = b->opts->has_activations && b->opts->fsdp == FSDP_NONE
@@ -398,7 +402,8 @@ static void boundary(Builder *b)
         uint32_t *copy_bufs = copies > 0 ? xmalloc(n * sizeof *copy_bufs) : NULL;
         for (uint32_t r = 0; r < n && copy_bufs; r++)
             graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, MEM_STEP_COPIES, copies, &copy_bufs[r]);
-        compute_all(b, elems * b->cost.optimizer_per_param, graph_label(b->g, "optimizer step"));
+        compute_all(b, PURPOSE_OPTIMIZER, elems * b->cost.optimizer_per_param,
+                    graph_label(b->g, "optimizer step"));
         for (uint32_t r = 0; r < n && copy_bufs; r++)
             graph_free(b->g, r, STREAM_COMPUTE, copy_bufs[r]);
         free(copy_bufs);
@@ -630,5 +635,5 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
 
 const char *zero_schedule_variant_name(ScheduleVariant v)
 {
-    return v == SCHEDULE_TEXTBOOK ? "textbook" : "deepspeed";
+    return choices_name(&choices_schedule, (int)v);
 }

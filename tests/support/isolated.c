@@ -1,5 +1,5 @@
 /*
- * isolated.c - fork, run, pipe back (see isolated.h).
+ * isolated.c - a scenario in a child process, through study/child.h (see isolated.h).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,41 +10,30 @@
 
 #include "isolated.h"
 
+#include "study/child.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
+
+typedef struct Job {
+    Scenario scenario;
+} Job;
+
+static void run_scenario(void *arg, void *result)
+{
+    ((Job *)arg)->scenario(result);
+}
 
 Probe run_isolated(Scenario scenario)
 {
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        close(fds[0]);
-        static Probe probe;
-        scenario(&probe);
-        ssize_t w = write(fds[1], &probe, sizeof probe);
-        _exit(w == (ssize_t)sizeof probe ? 0 : 1);
-    }
-    close(fds[1]);
     static Probe probe;
-    memset(&probe, 0, sizeof probe);
-    size_t got = 0;
-    while (got < sizeof probe) {
-        ssize_t r = read(fds[0], (char *)&probe + got, sizeof probe - got);
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    close(fds[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    assert_int_equal(got, sizeof probe);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    Job job = {scenario};
+    Err err = {0};
+    int rc = child_call(run_scenario, &job, &probe, sizeof probe, "test scenario", &err);
+    if (rc)
+        fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(rc, 0);
     if (probe.err[0])
         fprintf(stderr, "child error: %s\n", probe.err);
     return probe;

@@ -1,0 +1,1 @@
+/* engine.h - a stand-in header for the layering check's fixture. */
