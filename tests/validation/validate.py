@@ -10,7 +10,8 @@ written from the case's training section (or --fsdp for FSDP cases), a platform 
 case's GPU count, the case's sequence length, activation checkpointing and attention kernels
 (FlashAttention or the unfused softmax of the case's codebase). The metric is the
 one the source published; verdict cases compare the fits/out-of-memory outcome, run with
---headroom 0, and show the allocated and device peaks (TFLOP/s per GPU by Megatron's formula, tokens/s per GPU, MFU).
+--headroom 0, and show the allocated and device peaks; reserved-peak cases compare the
+simulated caching-allocator reserve with the published torch.cuda max reserved memory (TFLOP/s per GPU by Megatron's formula, tokens/s per GPU, MFU).
 Only the table between the BEGIN/END markers of the doc is generated; the prose around it
 (explanations of the errors) is written by hand.
 """
