@@ -59,12 +59,48 @@ static void test_advice_rank_fits_then_fastest_then_closest(void **state)
     Candidate c[5] = {cand(0, false, 0, 9e10), cand(1, true, 100, 0), cand(2, true, 300, 0),
                       cand(3, true, 200, 0), cand(0, false, 0, 1e9)};
     Advice a = {&m, &p, 1e9, 1024, 0, c, 5};
-    advise_rank(a.candidates, a.n_candidates);
+    advise_rank(a.candidates, a.n_candidates, (double)p.gpu.hbm_bytes);
     assert_int_equal(c[0].zero_stage, 2); /* fastest that fits */
     assert_int_equal(c[1].zero_stage, 3);
     assert_int_equal(c[2].zero_stage, 1);
     assert_false(c[3].fits);
     assert_true(c[3].shortfall_bytes < c[4].shortfall_bytes); /* closest to fitting first */
+}
+
+/* Room to spare: on 80 GiB GPUs, stage 2 at 1000 tokens/s leaves 2 GiB free (78 GiB device
+ * peak, under 10% of 80), stage 3 at 990 (within 2%) leaves 30 GiB, stage 1 at 970 (3% slower)
+ * leaves 60: stage 3 is recommended and says how much it leaves. With 10 GiB free the fastest
+ * stays first. */
+static void test_advice_rank_prefers_room_among_near_equal(void **state)
+{
+    (void)state;
+    ModelConfig m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.name, sizeof m.name, "hand-made");
+    Platform p = platform_80g();
+    Candidate c[3] = {cand(2, true, 1000, 0), cand(3, true, 990, 0), cand(1, true, 970, 0)};
+    c[0].sim_gpu_peak_bytes = 78.0 * (1ull << 30);
+    c[1].sim_gpu_peak_bytes = 50.0 * (1ull << 30);
+    c[2].sim_gpu_peak_bytes = 20.0 * (1ull << 30);
+    Advice a = {&m, &p, 1e9, 1024, 0, c, 3};
+    advise_rank(a.candidates, a.n_candidates, (double)p.gpu.hbm_bytes);
+    assert_int_equal(c[0].zero_stage, 3);
+    assert_int_equal(c[1].zero_stage, 2);
+    assert_int_equal(c[2].zero_stage, 1);
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *out = open_memstream(&buf, &n);
+    advice_text(out, &a);
+    fclose(out);
+    assert_non_null(strstr(buf, "It leaves 30.0 GiB of the GPU's 80 GiB free"));
+    free(buf);
+
+    Candidate d[2] = {cand(2, true, 1000, 0), cand(3, true, 990, 0)};
+    d[0].sim_gpu_peak_bytes = 70.0 * (1ull << 30); /* 10 GiB = 12.5% free: room enough */
+    d[1].sim_gpu_peak_bytes = 50.0 * (1ull << 30);
+    Advice b = {&m, &p, 1e9, 1024, 0, d, 2};
+    advise_rank(b.candidates, b.n_candidates, (double)p.gpu.hbm_bytes);
+    assert_int_equal(d[0].zero_stage, 2);
 }
 
 /* A 70B model on 80 GiB GPUs: only ZeRO-3 fits, and the advice says the parameters are why. */
@@ -77,7 +113,7 @@ static void test_advice_json_recommends_zero3_when_params_exceed_a_gpu(void **st
     Platform p = platform_80g();
     Candidate c[3] = {cand(1, false, 0, 5e11), cand(2, false, 0, 1e11), cand(3, true, 50, 0)};
     Advice a = {&m, &p, 70e9, 4096, 0, c, 3};
-    advise_rank(a.candidates, a.n_candidates);
+    advise_rank(a.candidates, a.n_candidates, (double)p.gpu.hbm_bytes);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -99,7 +135,7 @@ static void test_advice_json_without_a_fit(void **state)
     Platform p = platform_80g();
     Candidate c[2] = {cand(3, false, 0, 2.0 * (1ull << 30)), cand(0, false, 0, 1e12)};
     Advice a = {&m, &p, 1e12, 2048, 0, c, 2};
-    advise_rank(a.candidates, a.n_candidates);
+    advise_rank(a.candidates, a.n_candidates, (double)p.gpu.hbm_bytes);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -114,6 +150,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_advice_rank_fits_then_fastest_then_closest),
+        cmocka_unit_test(test_advice_rank_prefers_room_among_near_equal),
         cmocka_unit_test(test_advice_json_recommends_zero3_when_params_exceed_a_gpu),
         cmocka_unit_test(test_advice_json_without_a_fit),
     };

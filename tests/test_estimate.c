@@ -119,6 +119,64 @@ static void test_estimate_build_gpt2_1_5b_zero2_fits_on_dgx(void **state)
     fini(&in);
 }
 
+/* The realistic GPU side of gpt2-1.5b ZeRO-2 on 8 A100s (dgx-a100-80g's runtime section):
+ * step copies (2 + 4) x ceil(Psi/8); two cuBLAS workspaces of 8,519,680 B; the context
+ * 266,076,160 B and one communicator of 16 channels x 9,633,792 B outside the allocator; the
+ * verdict keeps 5% of 80 GiB free. FSDP steps in place: no copies. */
+static void test_estimate_build_device_peak_and_headroom(void **state)
+{
+    (void)state;
+    Inputs in;
+    load(&in, "gpt2-1.5b", "zero2", "dgx-a100-80g", 8);
+    EstimateOptions opts = {.seq_len = 1024,
+                            .recompute = RECOMPUTE_NONE,
+                            .is_flash_attention = true,
+                            .headroom_fraction = 0.05};
+    Estimate est;
+    build(&in, &opts, &est);
+    const uint64_t psi = est.params.total, part = (psi + 7) / 8;
+    assert_int_equal(est.mem.gpu_step_copies, 6 * part);
+    assert_int_equal(est.runtime.cublas_workspace_bytes, 2 * 8519680ull);
+    assert_int_equal(est.runtime.outside_bytes, 266076160ull + 16 * 9633792ull);
+    const uint64_t working =
+        est.gpu_activations > 6 * part ? est.gpu_activations : 6 * part;
+    assert_int_equal(est.gpu_allocated_peak, est.mem.gpu_model_states + est.mem.gpu_buffers +
+                                                 working + 2 * 8519680ull);
+    assert_int_equal(est.gpu_device_peak, est.gpu_allocated_peak + est.runtime.outside_bytes);
+    assert_int_equal(est.gpu_headroom, (uint64_t)(0.05 * (double)(80ull << 30)));
+    assert_true(est.fits_gpu);
+    /* a headroom that leaves less than the device peak turns the verdict */
+    opts.headroom_fraction = 1.0 - (double)est.gpu_device_peak / (double)(80ull << 30) + 1e-3;
+    build(&in, &opts, &est);
+    assert_false(est.fits_gpu);
+    opts.headroom_fraction = 0.0;
+    opts.is_fsdp = true;
+    build(&in, &opts, &est);
+    assert_int_equal(est.mem.gpu_step_copies, 0);
+    fini(&in);
+}
+
+/* FSDP (zero3 with is_fsdp): two unsharded units and one unit's gradient, 16-bit each; for
+ * gpt2-1.5b the tied embedding (50257 x 1600) is the largest unit. */
+static void test_estimate_build_fsdp_buffers_are_two_units_and_a_gradient(void **state)
+{
+    (void)state;
+    Inputs in;
+    load(&in, "gpt2-1.5b", "zero3", "dgx-a100-80g", 8);
+    EstimateOptions opts = {.seq_len = 1024, .is_flash_attention = true, .is_fsdp = true};
+    Estimate est;
+    build(&in, &opts, &est);
+    uint64_t unit = est.params.per_layer;
+    if (est.params.embedding > unit)
+        unit = est.params.embedding;
+    if (est.params.lm_head > unit)
+        unit = est.params.lm_head;
+    assert_int_equal(unit, 50257ull * 1600);
+    assert_int_equal(est.mem.gpu_buffers, 2 * unit * 2 + unit * 2);
+    assert_int_equal(est.mem.gpu_step_copies, 0);
+    fini(&in);
+}
+
 /* GPT-3 175B under DDP (zero0) on 8 GPUs: 16 Psi = 2.8 TB per GPU cannot fit. */
 static void test_estimate_build_gpt3_zero0_does_not_fit(void **state)
 {
@@ -164,6 +222,8 @@ int main(void)
         cmocka_unit_test(test_estimate_build_gpt3_zero3_1024_gpus_is_16psi_over_n),
         cmocka_unit_test(test_estimate_build_gpt2_1_5b_zero2_fits_on_dgx),
         cmocka_unit_test(test_estimate_build_gpt3_zero0_does_not_fit),
+        cmocka_unit_test(test_estimate_build_device_peak_and_headroom),
+        cmocka_unit_test(test_estimate_build_fsdp_buffers_are_two_units_and_a_gradient),
         cmocka_unit_test(test_estimate_build_composes_flops_and_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

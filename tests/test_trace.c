@@ -95,7 +95,7 @@ static void fake_result(const Graph *g, uint32_t gpus_per_node, const bool *mem_
         if (is_mem) {
             double bytes = op->kind == OP_ALLOC ? op->amount : -op->amount;
             memory_apply(r->memory, START_S(id), op->rank, (MemSpace)op->sub,
-                         (MemCategory)op->category, bytes);
+                         (MemCategory)op->category, op->ref, op->stream_kind, bytes);
         }
     }
     r->makespan_s = START_S(n);
@@ -306,7 +306,21 @@ static void test_trace_write_traced_rank_only(void **state)
     check_counter(root, "gpu memory", p0, gpu_at, gpu_bytes, 2);
     check_counter(root, "nvme", p0, nvme_at, nvme_bytes, 2);
     check_counter(root, "cpu memory", p0, cpu_at, cpu_bytes, 2);
-    assert_int_equal(count_events(root, "C", NULL, 0), 6);
+    /* and one per-category track beside each: the GPU's activations 100 then 0 */
+    assert_int_equal(count_events(root, "C", "gpu memory by category", p0), 2);
+    const cJSON *e0;
+    cJSON_ArrayForEach(e0, events_of(root))
+    {
+        if (strcmp(str_field(e0, "ph"), "C") == 0 &&
+            strcmp(str_field(e0, "name"), "gpu memory by category") == 0) {
+            assert_true(num_field(cJSON_GetObjectItemCaseSensitive(e0, "args"), "activations") ==
+                        100);
+            break;
+        }
+    }
+    assert_int_equal(count_events(root, "C", "nvme by category", p0), 2);
+    assert_int_equal(count_events(root, "C", "cpu memory by category", p0), 2);
+    assert_int_equal(count_events(root, "C", NULL, 0), 12);
 
     /* Rank 1 (and its node) is absent altogether. */
     const cJSON *e;
@@ -314,7 +328,7 @@ static void test_trace_write_traced_rank_only(void **state)
     {
         assert_true(num_field(e, "pid") == (double)p0);
     }
-    assert_int_equal(cJSON_GetArraySize(events_of(root)), 2 + 10 + 5 + 6);
+    assert_int_equal(cJSON_GetArraySize(events_of(root)), 2 + 10 + 5 + 12);
 
     cJSON_Delete(root);
     fake_result_fini(&r);
@@ -352,7 +366,7 @@ static void test_trace_write_all_ranks_one_node(void **state)
     assert_int_equal(count_events(root, "C", "nvme", p0), 2);
     assert_int_equal(count_events(root, "C", "cpu memory", p1), 0);
     assert_int_equal(count_events(root, "C", "nvme", p1), 0);
-    assert_int_equal(count_events(root, "C", NULL, 0), 10);
+    assert_int_equal(count_events(root, "C", NULL, 0), 20); /* each with its category track */
 
     cJSON_Delete(root);
     fake_result_fini(&r);

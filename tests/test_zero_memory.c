@@ -389,6 +389,37 @@ static void test_zero_memory_buffers_are_reduce_buckets(void **state)
     assert_int_equal(m.gpu_buffers, 0);
 }
 
+/* Optimizer-step working copies, by hand: Psi = 1000, N = 4 -> part = 250.
+ * stage 0 bf16: fp32 casts 4 x 1000 + their flat copy 4 x 1000 = 8000; fp32 training: none.
+ * stage 1/2 bf16: flatten 2 x 250 + fp32 cast 4 x 250 = 1500; fp32: the flatten, 4 x 250 = 1000.
+ * stage 3 bf16 with sub_group_size 100: one sub-group, (2 + 4) x 100 = 600; with the default
+ * 1e9 the whole partition, 6 x 250 = 1500. Optimizer offload: 0 on the GPU. */
+static void test_zero_memory_step_copies_by_stage(void **state)
+{
+    (void)state;
+    TrainConfig c0 = train(0, PRECISION_BF16), c0f = train(0, PRECISION_FP32);
+    assert_int_equal(zero_step_copies_bytes(&c0, 1000, 1000), 8000);
+    assert_int_equal(zero_step_copies_bytes(&c0f, 1000, 1000), 0);
+    for (int stage = 1; stage <= 2; stage++) {
+        TrainConfig c = train(stage, PRECISION_BF16), cf = train(stage, PRECISION_FP32);
+        assert_int_equal(zero_step_copies_bytes(&c, 1000, 250), 1500);
+        assert_int_equal(zero_step_copies_bytes(&cf, 1000, 250), 1000);
+    }
+    TrainConfig c3 = train(3, PRECISION_BF16);
+    assert_int_equal(zero_step_copies_bytes(&c3, 1000, 250), 1500);
+    c3.zero.sub_group_size = 100;
+    assert_int_equal(zero_step_copies_bytes(&c3, 1000, 250), 600);
+    TrainConfig off = train(2, PRECISION_BF16);
+    off.zero.offload_optimizer.device = OFFLOAD_CPU;
+    assert_int_equal(zero_step_copies_bytes(&off, 1000, 250), 0);
+    /* and zero_memory() records it for the partition it computes: ceil(1000 / 3) = 334 */
+    ModelParams p = params_of(1000);
+    ZeroMemory m;
+    TrainConfig c2 = train(2, PRECISION_BF16);
+    zero_memory(&c2, &p, 1, 3, &m);
+    assert_int_equal(m.gpu_step_copies, 6 * 334);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -403,6 +434,7 @@ int main(void)
         cmocka_unit_test(test_zero_memory_offload_optimizer_ratio_splits_partition),
         cmocka_unit_test(test_zero_memory_offload_param_cpu_and_nvme),
         cmocka_unit_test(test_zero_memory_buffers_are_reduce_buckets),
+        cmocka_unit_test(test_zero_memory_step_copies_by_stage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -200,6 +200,24 @@ int cli_setup_options(const char *command, const char *seq_len, const char *reco
     return 0;
 }
 
+int cli_headroom(const char *command, const char *text, double *out_fraction, StrList *defaults)
+{
+    *out_fraction = ESTIMATE_DEFAULT_HEADROOM_FRACTION;
+    if (text == NULL) {
+        if (defaults != NULL)
+            strlist_addf(defaults, "--headroom %.2f (of GPU memory kept free)",
+                         ESTIMATE_DEFAULT_HEADROOM_FRACTION);
+        return 0;
+    }
+    char *end = NULL;
+    double f = strtod(text, &end);
+    if (end == text || *end != '\0' || !(f >= 0.0 && f <= 0.5))
+        return cli_usage_error(command, "--headroom: expected a number in [0, 0.5], got \"%s\"",
+                               text);
+    *out_fraction = f;
+    return 0;
+}
+
 void cli_setup_defaults(const char *seq_len, const char *recompute, const char *flash,
                         uint64_t model_max_seq, StrList *defaults)
 {

@@ -51,6 +51,14 @@ int cli_parse(const char *command, const char *help, int argc, char **argv, int 
     "  --flash-attention on|off\n"                                                                 \
     "                   attention without stored s x s scores (default: on)\n"
 
+#define CLI_HELP_HEADROOM                                                                          \
+    "  --headroom F     share of GPU memory the fits/out-of-memory verdict keeps free, in\n"     \
+    "                   [0, 0.5] (default 0.05)\n"
+
+/* --headroom (NULL when absent: the default, recorded in `defaults` when not NULL) into
+ * *out_fraction. 0, or EXIT_BAD_USAGE with the message printed. */
+int cli_headroom(const char *command, const char *text, double *out_fraction, StrList *defaults);
+
 /* The value of an enumerated option (text NULL: *out unchanged, 0). 0, or EXIT_BAD_USAGE with
  * "OPTION: expected a, b or c, got \"TEXT\"" printed; skip_first leaves the table's first
  * value (a "none" expressed by leaving the option out) out of what is accepted. */

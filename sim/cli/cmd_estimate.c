@@ -23,7 +23,7 @@ static const char *const help =
     "ZeRO stage, activations, buffers) against HBM, host and NVMe needs per node,\n"
     "DeepSpeed's own estimator beside it, bytes each rank sends per step, FLOPs per step.\n"
     "\n"
-    "required:\n" CLI_HELP_INPUTS "options:\n" CLI_HELP_SETUP
+    "required:\n" CLI_HELP_INPUTS "options:\n" CLI_HELP_SETUP CLI_HELP_HEADROOM
     "  --json FILE|-    also write the JSON report to FILE; '-' writes only JSON to stdout\n"
     "  -h, --help       this text\n"
     "\n"
@@ -40,6 +40,7 @@ enum {
     OPT_RECOMPUTE,
     OPT_FLASH,
     OPT_JSON,
+    OPT_HEADROOM,
     N_OPTS
 };
 
@@ -65,6 +66,7 @@ int cmd_estimate(int argc, char **argv)
         [OPT_RECOMPUTE] = {"--activation-checkpointing", true, NULL},
         [OPT_FLASH] = {"--flash-attention", true, NULL},
         [OPT_JSON] = {"--json", true, NULL},
+        [OPT_HEADROOM] = {"--headroom", true, NULL},
     };
     const char *cmd = "estimate";
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
@@ -78,7 +80,8 @@ int cmd_estimate(int argc, char **argv)
                *flash = o[OPT_FLASH].value;
     if (cli_count(cmd, "--gpus", o[OPT_GPUS].value, &gpus) ||
         cli_count(cmd, "--nodes", o[OPT_NODES].value, &nodes) ||
-        cli_setup_options(cmd, seq, recompute, flash, &opts))
+        cli_setup_options(cmd, seq, recompute, flash, &opts) ||
+        cli_headroom(cmd, o[OPT_HEADROOM].value, &opts.headroom_fraction, NULL))
         return EXIT_BAD_USAGE;
 
     Err err = {0};
@@ -97,6 +100,9 @@ int cmd_estimate(int argc, char **argv)
         goto done;
     exit_code = EXIT_BAD_INPUT;
     cli_setup_defaults(seq, recompute, flash, model.max_seq, &setup_defaults);
+    if (o[OPT_HEADROOM].value == NULL)
+        strlist_addf(&setup_defaults, "--headroom %.2f (of GPU memory kept free)",
+                     ESTIMATE_DEFAULT_HEADROOM_FRACTION);
 
     Estimate est;
     if (estimate_build(&model, &train, &platform, &opts, &est, &err))

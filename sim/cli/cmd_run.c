@@ -39,10 +39,12 @@ static const char *const help =
     "optimizer step as an event graph, with contention on NVLink, PCIe, NICs and the\n"
     "fabric. Prints the step time, tokens/s, TFLOP/s per GPU (Megatron's formula) and MFU,\n"
     "where rank 0's time goes (compute, optimizer, exposed communication by collective,\n"
-    "idle), the simulated memory peak per GPU with its breakdown and whether it fits, and\n"
+    "idle), the simulated memory per GPU: the allocated peak with its breakdown, the\n"
+    "caching allocator's reserved peak, the CUDA context and NCCL buffers, and whether the\n"
+    "sum fits HBM less the headroom, and\n"
     "the bytes each rank sends per collective and per link class.\n"
     "\n"
-    "required:\n" CLI_HELP_INPUTS "options:\n" CLI_HELP_SETUP
+    "required:\n" CLI_HELP_INPUTS "options:\n" CLI_HELP_SETUP CLI_HELP_HEADROOM
     "  --steps K        optimizer steps to simulate back to back (default 1)\n"
     "  --delayed-param-update\n"
     "                   ZeRO-Offload's one-step delayed parameter update: the CPU\n"
@@ -55,6 +57,9 @@ static const char *const help =
     "  --schedule deepspeed|textbook\n"
     "                   DeepSpeed's schedules (default) or the seed chapter's textbook\n"
     "                   algorithms, for teaching (docs/SCHEDULES.md)\n"
+    "  --expandable-segments\n"
+    "                   replay PyTorch's caching allocator with expandable_segments:True\n"
+    "                   (PYTORCH_CUDA_ALLOC_CONF) instead of fixed segments (the default)\n"
     "  --calibration FILE\n"
     "                   overlay a zerosim-calibrate result on the platform (GEMM efficiency,\n"
     "                   PCIe, NVLink, CPU Adam and NVMe rates; docs/CALIBRATION.md)\n"
@@ -97,6 +102,8 @@ enum {
     OPT_DPU,
     OPT_MODE,
     OPT_CALIBRATION,
+    OPT_HEADROOM,
+    OPT_EXPANDABLE,
     N_OPTS
 };
 
@@ -168,6 +175,8 @@ int cmd_run(int argc, char **argv)
         [OPT_DPU] = {"--delayed-param-update", false, NULL},
         [OPT_MODE] = {"--mode", true, NULL},
         [OPT_CALIBRATION] = {"--calibration", true, NULL},
+        [OPT_HEADROOM] = {"--headroom", true, NULL},
+        [OPT_EXPANDABLE] = {"--expandable-segments", false, NULL},
     };
     const char *cmd = "run";
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
@@ -182,7 +191,8 @@ int cmd_run(int argc, char **argv)
     if (cli_count(cmd, "--gpus", o[OPT_GPUS].value, &gpus) ||
         cli_count(cmd, "--nodes", o[OPT_NODES].value, &nodes) ||
         cli_count(cmd, "--steps", o[OPT_STEPS].value, &steps) ||
-        cli_setup_options(cmd, seq, recompute, flash, &est_opts))
+        cli_setup_options(cmd, seq, recompute, flash, &est_opts) ||
+        cli_headroom(cmd, o[OPT_HEADROOM].value, &est_opts.headroom_fraction, NULL))
         return EXIT_BAD_USAGE;
     if (steps > 1000)
         return cli_usage_error(cmd, "--steps: expected at most 1000, got %llu",
@@ -251,7 +261,15 @@ int cmd_run(int argc, char **argv)
     if (fsdp != FSDP_NONE && fsdp_apply((FsdpStrategy)fsdp, prefetch == 0,
                                         platform.gpus_per_node, &train, &sched, &err))
         goto done;
+    est_opts.is_fsdp = fsdp != FSDP_NONE;
     cli_setup_defaults(seq, recompute, flash, model.max_seq, &setup_defaults);
+    if (o[OPT_EXPANDABLE].value == NULL)
+        strlist_addf(&setup_defaults, "caching allocator with fixed segments (PyTorch's default; "
+                                      "--expandable-segments for expandable_segments:True)");
+    eng.is_expandable_segments = o[OPT_EXPANDABLE].value != NULL;
+    if (o[OPT_HEADROOM].value == NULL)
+        strlist_addf(&setup_defaults, "--headroom %.2f (of GPU memory kept free)",
+                     ESTIMATE_DEFAULT_HEADROOM_FRACTION);
 
     Estimate est;
     if (estimate_build(&model, &train, &platform, &est_opts, &est, &err))
@@ -278,6 +296,8 @@ int cmd_run(int argc, char **argv)
     if (graph == NULL)
         goto done;
     double build_s = wall_now() - t0;
+    eng.gpu_outside_bytes = (double)est.runtime.outside_bytes;
+    eng.gpu_headroom_bytes = (double)est.gpu_headroom;
     if (engine_init(&simulated, train.precision, &err) || engine_run(graph, &eng, &result, &err))
         goto done;
 

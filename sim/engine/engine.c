@@ -341,7 +341,8 @@ static void execute(Run *run, OpId id)
     case OP_ALLOC:
     case OP_FREE:
         memory_apply(run->out->memory, now(run), op->rank, (MemSpace)op->sub,
-                     (MemCategory)op->category, op->kind == OP_ALLOC ? op->amount : -op->amount);
+                     (MemCategory)op->category, op->ref, op->stream_kind,
+                     op->kind == OP_ALLOC ? op->amount : -op->amount);
         break;
     }
 }
@@ -418,6 +419,8 @@ int engine_run(const Graph *g, const EngineOptions *opts, EngineResult *out, Err
     double nvme = (double)p->nvme.n_drives * (double)p->nvme.capacity_bytes_per_drive;
     out->memory = memory_create(n_ranks, (uint32_t)p->gpus_per_node, (double)p->gpu.hbm_bytes,
                                 (double)p->cpu.dram_bytes, nvme, opts->traced);
+    memory_set_gpu_runtime(out->memory, graph_n_buffers(g), opts->gpu_outside_bytes,
+                           opts->gpu_headroom_bytes, opts->is_expandable_segments);
 
     Run run = {0};
     run.graph = g;

@@ -30,6 +30,9 @@ typedef struct EngineOptions {
     bool is_stepwise;   /* every ring step as its own flow (validation of fluid mode) */
     const bool *traced; /* n_ranks flags: record memory timelines; may be NULL */
     bool show_progress; /* on stderr, once the run has taken more than a second */
+    double gpu_outside_bytes;  /* per GPU outside the caching allocator (runtime_memory.h) */
+    double gpu_headroom_bytes; /* per GPU kept free by the out-of-memory verdict */
+    bool is_expandable_segments; /* PyTorch's expandable_segments allocator mode */
 } EngineOptions;
 
 typedef struct EngineResult {

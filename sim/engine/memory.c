@@ -3,6 +3,8 @@
  */
 #include "memory.h"
 
+#include "allocator.h"
+
 #include "../common/xalloc.h"
 
 #include <string.h>
@@ -13,6 +15,9 @@ struct MemTracker {
     bool *is_traced;      /* per account */
     MemSample *samples;
     uint32_t n_samples, cap_samples;
+    CachingAllocator **allocators; /* per rank, NULL until memory_set_gpu_runtime() */
+    uint32_t *block_of;            /* per buffer: its allocator block */
+    uint32_t n_buffers;
 };
 
 uint32_t memory_account_index(const MemTracker *t, uint32_t rank, MemSpace space)
@@ -51,14 +56,74 @@ void memory_destroy(MemTracker *t)
 {
     if (t == NULL)
         return;
+    if (t->allocators != NULL)
+        for (uint32_t r = 0; r < t->n_ranks; r++)
+            allocator_destroy(t->allocators[r]);
+    free(t->allocators);
+    free(t->block_of);
     free(t->accounts);
     free(t->is_traced);
     free(t->samples);
     free(t);
 }
 
+void memory_set_gpu_runtime(MemTracker *t, uint32_t n_buffers, double outside_bytes,
+                            double headroom_bytes, bool is_expandable)
+{
+    if (t->allocators == NULL)
+        t->allocators = xcalloc(t->n_ranks, sizeof *t->allocators);
+    free(t->block_of);
+    t->block_of = xcalloc(n_buffers ? n_buffers : 1, sizeof *t->block_of);
+    t->n_buffers = n_buffers;
+    for (uint32_t r = 0; r < t->n_ranks; r++) {
+        MemAccount *a = &t->accounts[memory_account_index(t, r, MEM_GPU)];
+        a->outside_bytes = outside_bytes;
+        a->headroom_bytes = headroom_bytes;
+        a->is_expandable = is_expandable;
+        allocator_destroy(t->allocators[r]);
+        t->allocators[r] =
+            allocator_create(a->capacity_bytes - outside_bytes - headroom_bytes, is_expandable);
+    }
+}
+
+double memory_gpu_device_peak_bytes(const MemAccount *a)
+{
+    return (a->reserved_peak_bytes > 0 ? a->reserved_peak_bytes : a->peak_bytes) +
+           a->outside_bytes;
+}
+
+static void mark_oom(MemAccount *a, double time_s, double bytes)
+{
+    if (a->is_oom)
+        return;
+    a->is_oom = true;
+    a->oom_time_s = time_s;
+    a->oom_bytes = bytes;
+}
+
+/* The GPU's caching allocator replays the request; a segment it cannot have is the OOM. */
+static void replay(MemTracker *t, MemAccount *a, double time_s, uint32_t rank, uint32_t buffer,
+                   uint32_t stream, double bytes)
+{
+    CachingAllocator *al = t->allocators[rank];
+    if (bytes > 0) {
+        bool is_oom = false;
+        t->block_of[buffer] = allocator_malloc(al, (uint64_t)bytes, stream, &is_oom);
+        if (is_oom)
+            mark_oom(a, time_s, (double)allocator_reserved_bytes(al) + a->outside_bytes);
+    } else if (bytes < 0) {
+        allocator_free(al, t->block_of[buffer]);
+    }
+    a->reserved_bytes = (double)allocator_reserved_bytes(al);
+    if (a->reserved_bytes > a->reserved_peak_bytes) {
+        a->reserved_peak_bytes = a->reserved_bytes;
+        a->reserved_peak_time_s = time_s;
+        memcpy(a->at_reserved_peak, a->by_category, sizeof a->at_reserved_peak);
+    }
+}
+
 void memory_apply(MemTracker *t, double time_s, uint32_t rank, MemSpace space, MemCategory category,
-                  double bytes)
+                  uint32_t buffer, uint32_t stream, double bytes)
 {
     uint32_t index = memory_account_index(t, rank, space);
     MemAccount *a = &t->accounts[index];
@@ -69,17 +134,22 @@ void memory_apply(MemTracker *t, double time_s, uint32_t rank, MemSpace space, M
         a->peak_time_s = time_s;
         memcpy(a->at_peak, a->by_category, sizeof a->at_peak);
     }
-    if (!a->is_oom && a->current_bytes > a->capacity_bytes) {
-        a->is_oom = true;
-        a->oom_time_s = time_s;
-        a->oom_bytes = a->current_bytes;
-    }
+    const bool has_allocator = space == MEM_GPU && t->allocators != NULL && buffer < t->n_buffers;
+    if (has_allocator)
+        replay(t, a, time_s, rank, buffer, stream, bytes);
+    else if (a->current_bytes > a->capacity_bytes)
+        mark_oom(a, time_s, a->current_bytes);
     if (t->is_traced[index]) {
         if (t->n_samples == t->cap_samples) {
             t->cap_samples = t->cap_samples ? 2 * t->cap_samples : 1024;
             t->samples = xrealloc(t->samples, t->cap_samples * sizeof *t->samples);
         }
-        t->samples[t->n_samples++] = (MemSample){time_s, index, a->current_bytes};
+        t->samples[t->n_samples++] = (MemSample){time_s,
+                                                 index,
+                                                 (uint8_t)category,
+                                                 a->current_bytes,
+                                                 a->by_category[category],
+                                                 a->reserved_bytes};
     }
 }
 
@@ -91,10 +161,13 @@ const MemAccount *memory_account(const MemTracker *t, uint32_t rank, MemSpace sp
 const MemAccount *memory_max_peak(const MemTracker *t, MemSpace space, uint32_t *out_rank)
 {
     const MemAccount *best = NULL;
+    double best_peak = 0.0;
     uint32_t step = space == MEM_GPU ? 1 : t->gpus_per_node;
     for (uint32_t r = 0; r < t->n_ranks; r += step) {
         const MemAccount *a = memory_account(t, r, space);
-        if (best == NULL || a->peak_bytes > best->peak_bytes) {
+        double peak = space == MEM_GPU ? memory_gpu_device_peak_bytes(a) : a->peak_bytes;
+        if (best == NULL || peak > best_peak) {
+            best_peak = peak;
             best = a;
             *out_rank = r;
         }

@@ -17,7 +17,7 @@
 
 static const char *const top_keys[] = {"name", "description", "nodes",  "gpus_per_node",
                                        "gpu",  "nvlink",      "pcie",   "cpu",
-                                       "nvme", "nic",         "fabric", NULL};
+                                       "nvme", "nic",         "fabric", "runtime", NULL};
 static const char *const gpu_keys[] = {"model",
                                        "fp32_flops_per_s",
                                        "fp16_flops_per_s",
@@ -46,6 +46,8 @@ static const char *const nvme_keys[] = {"drives",
 static const char *const nic_keys[] = {"per_node", "bw_bytes_per_s", "latency_s", "source", NULL};
 static const char *const fabric_keys[] = {"topology", "oversubscription", "latency_s", "source",
                                           NULL};
+static const char *const runtime_keys[] = {"cuda_context_bytes", "cublas_workspace_bytes",
+                                           "nccl_channels", "source", NULL};
 static const char *const topologies[] = {"fat_tree", "rail_optimized", NULL};
 
 #define MAX_COUNT (1u << 20)
@@ -249,6 +251,28 @@ static int read_network(const cJSON *root, JsonAt at, Platform *p, Err *err)
     return 0;
 }
 
+/* Optional: the memory the CUDA runtime, cuBLAS and NCCL hold per GPU (docs/MODEL.md,
+ * "Memory as the GPU sees it"). Every key is required once the section is given. */
+static int read_runtime(const cJSON *root, JsonAt at, Platform *p, Err *err)
+{
+    Err probe = {0};
+    const cJSON *r = section(root, "runtime", at, false, runtime_keys, &probe);
+    if (probe.is_set)
+        return err_set(err, "%s", probe.msg);
+    p->has_runtime = r != NULL;
+    if (r == NULL)
+        return 0;
+    JsonAt s = {at.file, "runtime"};
+    return need_u64(r, "cuda_context_bytes", s, 0, 1ull << 40, &p->runtime.cuda_context_bytes,
+                    err) ||
+                   need_u64(r, "cublas_workspace_bytes", s, 0, 1ull << 40,
+                            &p->runtime.cublas_workspace_bytes, err) ||
+                   need_u64(r, "nccl_channels", s, 1, 64, &p->runtime.nccl_channels, err) ||
+                   read_source(r, s, err)
+               ? -1
+               : 0;
+}
+
 /* Rules that tie sections together; messages name the key that breaks them. */
 static int check_consistency(const Platform *p, const char *file, Err *err)
 {
@@ -289,6 +313,7 @@ int platform_parse(Platform *out, const char *file, const char *text, size_t n_b
         read_gpu(root, at, out, err) || read_nvlink(root, at, out, err) ||
         read_pcie(root, at, out, err) || read_cpu(root, at, out, err) ||
         read_nvme(root, at, out, err) || read_network(root, at, out, err) ||
+        read_runtime(root, at, out, err) ||
         check_consistency(out, file, err);
     cJSON_Delete(root);
     return rc ? -1 : 0;

@@ -77,6 +77,15 @@ typedef struct Platform {
         LinkSpec link;
     } nic;
 
+    /* What the CUDA runtime and libraries hold per GPU (the optional "runtime" section; when
+     * absent, has_runtime is false and reports say these are not counted). */
+    bool has_runtime;
+    struct {
+        uint64_t cuda_context_bytes;     /* context + loaded kernels, outside the allocator */
+        uint64_t cublas_workspace_bytes; /* per cuBLAS handle and stream, inside it */
+        uint64_t nccl_channels;          /* ring channels NCCL opens per communicator */
+    } runtime;
+
     struct {
         FabricTopology topology;
         double oversubscription; /* >= 1; 1 = full bisection */

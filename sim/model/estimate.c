@@ -45,6 +45,25 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
     flops_step(model, &out->params, setup, &out->flops);
     activations_bytes(model, setup, &out->act);
     zero_memory(train, &out->params, model->n_layers, n_gpus, &out->mem);
+    /* FSDP with MixedPrecision keeps the sharded flat parameter and its reduced gradient in
+     * fp32 (torch/distributed/fsdp/_flat_param.py FlatParamHandle: _local_shard in the
+     * original dtype, _mp_shard for the low-precision copy; _runtime_utils.py _reduce_grad
+     * casts the reduced shard back to the parameter's dtype), and the optimizer steps those:
+     * the wrappers' working copies are DeepSpeed's alone. */
+    if (opts->is_fsdp)
+        out->mem.gpu_step_copies = 0;
+    /* FSDP holds the unit it computes and the one it prefetches unsharded (FlatParamHandle's
+     * _full_param_padded; BACKWARD_PRE prefetch), and a unit's unsharded gradient before its
+     * reduce-scatter (_runtime_utils.py _post_backward_hook): not DeepSpeed's prefetch window,
+     * which fsdp_apply() opens to the whole model for the schedule's sake. */
+    if (opts->is_fsdp && train->zero.stage == 3) {
+        uint64_t unit = out->params.per_layer;
+        if (out->params.embedding > unit)
+            unit = out->params.embedding;
+        if (out->params.lm_head > unit)
+            unit = out->params.lm_head;
+        out->mem.gpu_buffers = 2 * unit * out->mem.param_bytes + unit * out->mem.grad_bytes;
+    }
     comm_volume(train, &out->params, &out->mem, n_gpus, batch.grad_accum, &out->comm);
     out->paper_model_states_bytes =
         zero_memory_paper_bytes(train->zero.stage, (double)out->params.total, (double)n_gpus);
@@ -81,7 +100,14 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
     out->gpu_capacity = platform->gpu.hbm_bytes;
     out->cpu_capacity = platform->cpu.dram_bytes;
     out->nvme_capacity = platform->nvme.n_drives * platform->nvme.capacity_bytes_per_drive;
-    out->fits_gpu = out->gpu_peak <= out->gpu_capacity;
+    runtime_memory(platform, z, n_gpus, &out->runtime);
+    const uint64_t working = m->gpu_step_copies > out->gpu_activations ? m->gpu_step_copies
+                                                                       : out->gpu_activations;
+    out->gpu_allocated_peak = m->gpu_model_states + m->gpu_buffers + working +
+                              out->runtime.cublas_workspace_bytes;
+    out->gpu_device_peak = out->gpu_allocated_peak + out->runtime.outside_bytes;
+    out->gpu_headroom = (uint64_t)(opts->headroom_fraction * (double)out->gpu_capacity);
+    out->fits_gpu = out->gpu_device_peak + out->gpu_headroom <= out->gpu_capacity;
     out->fits_cpu = out->cpu_peak <= out->cpu_capacity;
     out->fits_nvme = out->nvme_peak <= out->nvme_capacity;
     out->fits = out->fits_gpu && out->fits_cpu && out->fits_nvme;

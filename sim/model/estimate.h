@@ -16,14 +16,23 @@
 #include "ds_estimator.h"
 #include "flops.h"
 #include "params.h"
+#include "runtime_memory.h"
 #include "setup.h"
 #include "zero_memory.h"
+
+/* The share of GPU memory the verdict keeps free unless --headroom says otherwise: a user's
+ * margin for what no model here counts (kernels loaded later in training, framework
+ * temporaries, allocator behaviour that differs between PyTorch releases), not a fitted
+ * factor. docs/MODEL.md, "Memory as the GPU sees it". */
+#define ESTIMATE_DEFAULT_HEADROOM_FRACTION 0.05
 
 typedef struct EstimateOptions {
     uint64_t seq_len; /* 0: the model's context length */
     Recompute recompute;
     uint32_t checkpoint_every; /* RECOMPUTE_FULL: every N-th layer (1: all) */
     bool is_flash_attention;
+    double headroom_fraction; /* of GPU memory kept free by the verdict (--headroom) */
+    bool is_fsdp;             /* PyTorch FSDP steps its fp32 flat shards in place: no copies */
 } EstimateOptions;
 
 typedef struct Estimate {
@@ -39,10 +48,18 @@ typedef struct Estimate {
 
     uint64_t gpu_activations; /* activation peak held on the GPU */
     uint64_t gpu_peak;        /* model states + activations + buffers, per GPU */
+    RuntimeMemory runtime;    /* CUDA context, NCCL buffers, cuBLAS workspaces */
+    uint64_t gpu_allocated_peak; /* what the tensors hold at the worst moment: model states +
+                                    buffers + workspaces + the larger of the activations
+                                    (backward) and the optimizer's working copies (step) */
+    uint64_t gpu_device_peak;    /* + memory outside the allocator; no allocator rounding
+                                    (only `zerosim run` replays the allocator) */
+    uint64_t gpu_headroom;       /* bytes kept free by the verdict */
     uint64_t cpu_peak;        /* per node */
     uint64_t nvme_peak;       /* per node */
     uint64_t gpu_capacity, cpu_capacity, nvme_capacity;
-    bool fits_gpu, fits_cpu, fits_nvme, fits;
+    bool fits_gpu; /* gpu_device_peak + gpu_headroom <= gpu_capacity */
+    bool fits_cpu, fits_nvme, fits;
     double compute_bound_step_s; /* hardware FLOPs at gemm_efficiency x peak on every GPU */
 } Estimate;
 

@@ -45,6 +45,20 @@ static uint64_t gpu_buffers(const ZeroConfig *z, const ModelParams *params, uint
     return (live + persistent) * param_bytes + (n_gpus > 1 ? bucket : 0);
 }
 
+uint64_t zero_step_copies_bytes(const TrainConfig *cfg, uint64_t psi, uint64_t part)
+{
+    const ZeroConfig *z = &cfg->zero;
+    const bool mixed = cfg->precision != PRECISION_FP32;
+    if (z->offload_optimizer.device != OFFLOAD_NONE)
+        return 0; /* the fp32 gradient partition is made on the host */
+    if (z->stage == 0)
+        return mixed ? 8 * psi : 0; /* FP16_Optimizer.step: fp32 casts, then their flat copy */
+    const uint64_t grad_bytes = mixed ? 2 : 4;
+    const uint64_t elems = z->stage == 3 ? min_u64(z->sub_group_size, part) : part;
+    /* flatten (grad_bytes) + cast to fp32 (4; the same tensor in fp32 training) */
+    return elems * (grad_bytes + (mixed ? 4 : 0));
+}
+
 uint64_t zero_shard_gpus(const ZeroConfig *z, uint64_t n_gpus)
 {
     return z->stage == 3 && z->shard_size > 0 && z->shard_size < n_gpus ? z->shard_size : n_gpus;
@@ -127,4 +141,5 @@ void zero_memory(const TrainConfig *cfg, const ModelParams *params, uint64_t n_l
     out->gpu_model_states = out->gpu_params + out->gpu_grads + out->gpu_optimizer;
     out->gpu_buffers = gpu_buffers(z, params, psi, out->persistent_elems, out->param_bytes,
                                    out->grad_bytes, n_gpus);
+    out->gpu_step_copies = zero_step_copies_bytes(cfg, psi, part);
 }

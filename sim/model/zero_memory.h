@@ -34,6 +34,7 @@ typedef struct ZeroMemory {
     uint64_t gpu_optimizer;
     uint64_t gpu_model_states; /* the sum of the three above */
     uint64_t gpu_buffers;      /* gradient buckets, gathered and persistent ZeRO-3 params */
+    uint64_t gpu_step_copies;  /* optimizer-step working copies, held only during the step */
 
     uint64_t cpu_params; /* offloaded 16-bit parameter partition */
     uint64_t cpu_grads;  /* fp32 gradient partition beside an offloaded optimizer */
@@ -48,6 +49,19 @@ typedef struct ZeroMemory {
  * gathered unit of ZeRO-3 (one transformer layer). */
 void zero_memory(const TrainConfig *cfg, const ModelParams *params, uint64_t n_layers,
                  uint64_t n_gpus, ZeroMemory *out);
+
+/* The working copies DeepSpeed's optimizer wrappers make on the GPU while they step, beside
+ * the model states (bytes; 0 when the optimizer lives on the host):
+ * - stage 0, fp16/bf16 (runtime/fp16/fused_optimizer.py FP16_Optimizer.step): every 16-bit
+ *   gradient cast to fp32 (4 Psi), then flattened into one fp32 buffer (4 Psi more) = 8 Psi;
+ *   fp32 training runs the bare torch optimizer, no copy;
+ * - stages 1-2 (runtime/zero/stage_1_and_2.py DeepSpeedZeroOptimizer.step): the gradient
+ *   partition flattened (grad_bytes x part) and cast to fp32 (4 x part), the fp32 copy kept
+ *   through the optimizer step; in fp32 the cast is the same tensor, only the flatten copies;
+ * - stage 3 (runtime/zero/stage3.py _prepare_fp32_grad_for_sub_group): the same per
+ *   sub-group of min(sub_group_size, part) elements, one sub-group at a time.
+ * The two copies coexist at the cast, so their sum is the peak. */
+uint64_t zero_step_copies_bytes(const TrainConfig *cfg, uint64_t psi, uint64_t part);
 
 /* Elements of a `part`-element partition whose optimizer lives off the GPU. ZeRO-3's partial
  * offload (offload_optimizer.ratio, DeepSpeed's stage3.py) works on whole sub-groups of

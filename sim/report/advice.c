@@ -52,6 +52,13 @@ static void explain(const Advice *a, char *out, size_t n)
                                    best->is_checkpointed ? ", full activation checkpointing" : "",
                                    best->grad_accum > 1 ? " with gradient accumulation" : "",
                                    best->tokens_per_s, best->tflops_per_gpu);
+    if (used < n && best->is_simulated)
+        used += (size_t)snprintf(out + used, n - used,
+                                 "It leaves %.1f GiB of the GPU's %.0f GiB free (device peak "
+                                 "%.1f GiB: the caching allocator's reserve plus the CUDA "
+                                 "context and NCCL buffers). ",
+                                 gib(hbm - best->sim_gpu_peak_bytes), gib(hbm),
+                                 gib(best->sim_gpu_peak_bytes));
     if (used >= n)
         return;
     char *p = out + used;

@@ -79,8 +79,19 @@ void estimate_report_text(FILE *out, const EstimateReport *r)
     row(out, "= model states", gib(mem->gpu_model_states), note);
     row(out, "activations (micro-batch peak)", gib(e->gpu_activations), "");
     row(out, "buffers (buckets, gathered params)", gib(mem->gpu_buffers), "");
-    snprintf(note, sizeof note, "of %.2f: %s", gib(e->gpu_capacity), fits_word(e->fits_gpu));
-    row(out, "= peak", gib(e->gpu_peak), note);
+    row(out, "= peak of model states, act., buffers", gib(e->gpu_peak), "");
+    row(out, "optimizer step copies (fp32, at step)", gib(mem->gpu_step_copies), "");
+    row(out, "cuBLAS workspaces", gib(e->runtime.cublas_workspace_bytes), "");
+    row(out, "= allocated peak", gib(e->gpu_allocated_peak), "(act. or step copies)");
+    if (e->runtime.is_counted) {
+        row(out, "CUDA context", gib(e->runtime.cuda_context_bytes), "");
+        row(out, "NCCL buffers", gib(e->runtime.nccl_bytes), "");
+    } else {
+        row(out, "CUDA context, NCCL buffers", 0.0, "(no runtime section: not counted)");
+    }
+    snprintf(note, sizeof note, "of %.2f, %.2f kept free: %s", gib(e->gpu_capacity),
+             gib(e->gpu_headroom), fits_word(e->fits_gpu));
+    row(out, "= device peak (no allocator rounding)", gib(e->gpu_device_peak), note);
     snprintf(note, sizeof note, "of %.2f: %s", gib(e->cpu_capacity), fits_word(e->fits_cpu));
     fprintf(out, "%-42s %9.2f   %s\n", "host memory per node", gib(e->cpu_peak), note);
     if (e->nvme_peak > 0 || e->nvme_capacity > 0) {
@@ -228,6 +239,14 @@ void estimate_report_json(FILE *out, const EstimateReport *r)
     json_kv_u64(&w, "buffers", mem->gpu_buffers);
     json_end_object(&w);
     json_kv_u64(&w, "gpu_peak_bytes", e->gpu_peak);
+    json_kv_u64(&w, "gpu_step_copies_bytes", mem->gpu_step_copies);
+    json_kv_u64(&w, "gpu_cublas_workspace_bytes", e->runtime.cublas_workspace_bytes);
+    json_kv_u64(&w, "gpu_allocated_peak_bytes", e->gpu_allocated_peak);
+    json_kv_bool(&w, "runtime_counted", e->runtime.is_counted);
+    json_kv_u64(&w, "gpu_cuda_context_bytes", e->runtime.cuda_context_bytes);
+    json_kv_u64(&w, "gpu_nccl_bytes", e->runtime.nccl_bytes);
+    json_kv_u64(&w, "gpu_device_peak_bytes", e->gpu_device_peak);
+    json_kv_u64(&w, "gpu_headroom_bytes", e->gpu_headroom);
     json_kv_u64(&w, "gpu_capacity_bytes", e->gpu_capacity);
     json_key(&w, "cpu_breakdown_bytes");
     json_begin_object(&w);

@@ -34,6 +34,14 @@ static void line(FILE *out, const char *label, double value, double total)
     fprintf(out, "  %-34s %10.4f %7.1f%%\n", label, value, total > 0 ? 100.0 * value / total : 0);
 }
 
+static double mem_sum(const double *by_category)
+{
+    double sum = 0.0;
+    for (int c = 0; c < MEM_N_CATEGORIES; c++)
+        sum += by_category[c];
+    return sum;
+}
+
 static void row(FILE *out, const char *label, double value)
 {
     fprintf(out, "  %-34s %10.2f\n", label, value);
@@ -88,15 +96,37 @@ void run_report_text(FILE *out, const RunReport *r)
                 b->busy_s[BD_NVME_WRITE] / k, b->time_s[BD_NVME_WRITE] / k,
                 b->busy_s[BD_CPU_OPTIMIZER] / k, b->time_s[BD_CPU_OPTIMIZER] / k);
 
-    fprintf(out, "\n%-36s %10s\n", "memory per GPU (simulated peak)", "GiB");
-    row(out, "parameters", gib(m.gpu_peak->at_peak[MEM_PARAMS]));
-    row(out, "gradients", gib(m.gpu_peak->at_peak[MEM_GRADS]));
-    row(out, "optimizer states", gib(m.gpu_peak->at_peak[MEM_OPTIMIZER]));
-    row(out, "activations", gib(m.gpu_peak->at_peak[MEM_ACTIVATIONS]));
-    row(out, "buffers (buckets, gathered params)", gib(m.gpu_peak->at_peak[MEM_BUFFERS]));
-    fprintf(out, "  %-34s %10.2f   of %.2f, at %.4f s on rank %u (estimate: %.2f)\n", "= peak",
-            gib(m.gpu_peak->peak_bytes), gib(m.gpu_peak->capacity_bytes), m.gpu_peak->peak_time_s,
-            m.peak_rank, gib((double)e->gpu_peak));
+    const MemAccount *g = m.gpu_peak;
+    const RuntimeMemory *rt = &e->runtime;
+    fprintf(out, "\n%-36s %10s\n", "memory per GPU (simulated)", "GiB");
+    static const char *const rows[MEM_N_CATEGORIES] = {
+        "parameters",  "gradients", "optimizer states", "activations",
+        "buffers (buckets, gathered params)", "optimizer step copies (fp32)",
+        "cuBLAS workspaces"};
+    for (int c = 0; c < MEM_N_CATEGORIES; c++)
+        if (c < MEM_STEP_COPIES || g->at_peak[c] > 0)
+            row(out, rows[c], gib(g->at_peak[c]));
+    fprintf(out, "  %-34s %10.2f   at %.4f s on rank %u (estimate: %.2f)\n", "= allocated peak",
+            gib(g->peak_bytes), g->peak_time_s, m.peak_rank, gib((double)e->gpu_allocated_peak));
+    fprintf(out, "  %-34s %10.2f   at %.4f s (%s: %.2f over the %.2f allocated then)\n",
+            "reserved peak", gib(g->reserved_peak_bytes), g->reserved_peak_time_s,
+            g->is_expandable ? "expandable segments" : "fixed segments",
+            gib(g->reserved_peak_bytes - mem_sum(g->at_reserved_peak)),
+            gib(mem_sum(g->at_reserved_peak)));
+    if (rt->is_counted) {
+        row(out, "CUDA context", gib((double)rt->cuda_context_bytes));
+        char label[64];
+        snprintf(label, sizeof label, "NCCL buffers (%llu comm. x %llu ch.)",
+                 (unsigned long long)rt->n_communicators,
+                 (unsigned long long)p->runtime.nccl_channels);
+        row(out, label, gib((double)rt->nccl_bytes));
+    } else {
+        fprintf(out, "  (the platform has no runtime section: CUDA context and NCCL buffers are "
+                     "not counted)\n");
+    }
+    fprintf(out, "  %-34s %10.2f   of %.2f with %.2f kept free (--headroom)\n",
+            "= device peak (reserved + outside)", gib(memory_gpu_device_peak_bytes(g)),
+            gib(g->capacity_bytes), gib(g->headroom_bytes));
     fprintf(out, "  %-34s %10.2f   host per node (estimate: %.2f)\n", "host memory peak",
             gib(m.cpu_peak->peak_bytes), gib((double)e->cpu_peak));
     if (m.nvme_peak->peak_bytes > 0)
@@ -108,9 +138,10 @@ void run_report_text(FILE *out, const RunReport *r)
                 "node\n",
                 gib((double)e->ds_estimate.gpu_bytes), gib((double)e->ds_estimate.cpu_bytes));
     if (m.oom)
-        fprintf(out, "OUT OF MEMORY: %s of rank %u needs %.2f GiB of %.2f at %.4f s\n",
+        fprintf(out, "OUT OF MEMORY: %s of rank %u needs %.2f GiB of %.2f%s at %.4f s\n",
                 graph_space_name(m.oom_space), m.oom_rank, gib(m.oom->oom_bytes),
-                gib(m.oom->capacity_bytes), m.oom->oom_time_s);
+                gib(m.oom->capacity_bytes - m.oom->headroom_bytes),
+                m.oom_space == MEM_GPU ? " (capacity less headroom)" : "", m.oom->oom_time_s);
     else
         fprintf(out, "fits: every GPU, host and NVMe stays within capacity\n");
 
@@ -175,12 +206,23 @@ void run_report_json(FILE *out, const RunReport *r)
                    g->at_peak[MEM_PARAMS] + g->at_peak[MEM_GRADS] + g->at_peak[MEM_OPTIMIZER]);
     json_key(&w, "gpu_breakdown_bytes");
     json_begin_object(&w);
-    static const char *const cats[] = {"params", "grads", "optimizer", "activations", "buffers"};
     for (int c = 0; c < MEM_N_CATEGORIES; c++)
-        json_kv_double(&w, cats[c], g->at_peak[c]);
+        json_kv_double(&w, graph_category_name((MemCategory)c), g->at_peak[c]);
     json_end_object(&w);
     json_kv_double(&w, "gpu_peak_bytes", g->peak_bytes);
     json_kv_double(&w, "gpu_peak_time_s", g->peak_time_s);
+    json_kv_double(&w, "gpu_reserved_peak_bytes", g->reserved_peak_bytes);
+    json_kv_double(&w, "gpu_reserved_peak_time_s", g->reserved_peak_time_s);
+    json_kv_string(&w, "gpu_allocator", g->is_expandable ? "expandable_segments" : "fixed_segments");
+    json_key(&w, "gpu_outside_allocator_bytes");
+    json_begin_object(&w);
+    json_kv_bool(&w, "counted", e->runtime.is_counted);
+    json_kv_u64(&w, "cuda_context", e->runtime.cuda_context_bytes);
+    json_kv_u64(&w, "nccl", e->runtime.nccl_bytes);
+    json_kv_u64(&w, "nccl_communicators", e->runtime.n_communicators);
+    json_end_object(&w);
+    json_kv_double(&w, "gpu_device_peak_bytes", memory_gpu_device_peak_bytes(g));
+    json_kv_double(&w, "gpu_headroom_bytes", g->headroom_bytes);
     json_kv_u64(&w, "gpu_peak_rank", m.peak_rank);
     json_kv_double(&w, "gpu_capacity_bytes", g->capacity_bytes);
     json_kv_double(&w, "cpu_peak_bytes", m.cpu_peak->peak_bytes);
@@ -201,6 +243,8 @@ void run_report_json(FILE *out, const RunReport *r)
     account_json(&w, "cpu", m.cpu_peak);
     account_json(&w, "nvme", m.nvme_peak);
     json_kv_u64(&w, "estimate_gpu_peak_bytes", e->gpu_peak);
+    json_kv_u64(&w, "estimate_gpu_allocated_peak_bytes", e->gpu_allocated_peak);
+    json_kv_u64(&w, "estimate_gpu_device_peak_bytes", e->gpu_device_peak);
     json_key(&w, "deepspeed_estimator");
     if (e->has_ds_estimate) {
         json_begin_object(&w);

@@ -210,6 +210,27 @@ static void write_counters(JsonWriter *w, const Graph *g, const MemTracker *t, c
         json_kv_double(w, "bytes", m->bytes);
         json_end_object(w);
         json_end_object(w);
+        /* one track per category (Perfetto shows each argument as its own counter) */
+        char name[48];
+        snprintf(name, sizeof name, "%s by category", names[space[m->account]]);
+        begin_event(w, "C", name, pid_rank[m->account]);
+        json_kv_string(w, "cat", "memory");
+        json_kv_double(w, "ts", ns_to_us(to_ns(m->time_s)));
+        json_key(w, "args");
+        json_begin_object(w);
+        json_kv_double(w, graph_category_name((MemCategory)m->category), m->category_bytes);
+        json_end_object(w);
+        json_end_object(w);
+        if (m->reserved_bytes > 0) { /* the caching allocator's reserve (GPU) */
+            begin_event(w, "C", "gpu reserved", pid_rank[m->account]);
+            json_kv_string(w, "cat", "memory");
+            json_kv_double(w, "ts", ns_to_us(to_ns(m->time_s)));
+            json_key(w, "args");
+            json_begin_object(w);
+            json_kv_double(w, "bytes", m->reserved_bytes);
+            json_end_object(w);
+            json_end_object(w);
+        }
     }
     free(pid_rank);
     free(space);

@@ -14,6 +14,7 @@
 
 #include "../model/activations.h"
 #include "../model/params.h"
+#include "../model/runtime_memory.h"
 #include "../model/zero_memory.h"
 
 /* Groups that together hold every rank once: a collective "over the set" is one instance per
@@ -40,6 +41,7 @@ typedef struct Builder {
     bool is_textbook;
     ModelParams params;
     ZeroMemory mem;
+    double workspace_bytes; /* cuBLAS workspaces per GPU (runtime_memory.h); 0 when idealised */
     ActivationBytes act;
     StepCost cost;
     double *unit_params;      /* per layer unit: its parameters (first/last carry embeddings) */

@@ -495,6 +495,11 @@ const uint32_t *graph_group(const Graph *g, uint32_t group, uint32_t *out_n_rank
     return g->group_members.items + begin;
 }
 
+uint32_t graph_n_buffers(const Graph *g)
+{
+    return g->buffers.n;
+}
+
 double graph_buffer_bytes(const Graph *g, uint32_t buffer, MemSpace *out_space,
                           MemCategory *out_category)
 {
@@ -528,7 +533,8 @@ const char *graph_stream_name(StreamKind kind)
 
 const char *graph_category_name(MemCategory category)
 {
-    static const char *const names[] = {"params", "grads", "optimizer", "activations", "buffers"};
+    static const char *const names[] = {"params",  "grads",      "optimizer", "activations",
+                                        "buffers", "step_copies", "workspace"};
     return names[category];
 }
 

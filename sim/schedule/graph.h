@@ -62,6 +62,8 @@ typedef enum MemCategory {
     MEM_OPTIMIZER,
     MEM_ACTIVATIONS,
     MEM_BUFFERS,
+    MEM_STEP_COPIES, /* the optimizer wrappers' working copies during the step */
+    MEM_WORKSPACE,   /* cuBLAS workspaces (through the caching allocator) */
     MEM_N_CATEGORIES
 } MemCategory;
 
@@ -169,6 +171,8 @@ uint32_t graph_n_collectives(const Graph *g);
 /* Members of a group, and its size. */
 const uint32_t *graph_group(const Graph *g, uint32_t group, uint32_t *out_n_ranks);
 const char *graph_label_text(const Graph *g, uint32_t label);
+/* Buffers the graph allocates (ids 0 .. n-1). */
+uint32_t graph_n_buffers(const Graph *g);
 /* Bytes and space of a buffer. */
 double graph_buffer_bytes(const Graph *g, uint32_t buffer, MemSpace *out_space,
                           MemCategory *out_category);

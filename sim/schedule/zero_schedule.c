@@ -395,8 +395,18 @@ static void boundary(Builder *b)
                 b->opts->delayed_param_update ? b->older_update[r] : b->pending_update[r];
         compute_all(b, PURPOSE_SYNC, 0.0, graph_label(b->g, "parameters updated"));
     } else {
+        /* the optimizer wrapper's fp32 working copies live through the step (zero_memory.h) */
+        const double copies = b->opts->has_activations && b->opts->fsdp == FSDP_NONE
+                                  ? (double)b->mem.gpu_step_copies
+                                  : 0.0; /* FSDP steps its fp32 shards in place (estimate.c) */
+        uint32_t *copy_bufs = copies > 0 ? xmalloc(n * sizeof *copy_bufs) : NULL;
+        for (uint32_t r = 0; r < n && copy_bufs; r++)
+            graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, MEM_STEP_COPIES, copies, &copy_bufs[r]);
         compute_all(b, PURPOSE_OPTIMIZER, elems * b->cost.optimizer_per_param,
                     graph_label(b->g, "optimizer step"));
+        for (uint32_t r = 0; r < n && copy_bufs; r++)
+            graph_free(b->g, r, STREAM_COMPUTE, copy_bufs[r]);
+        free(copy_bufs);
         if (b->z->offload_param.device != OFFLOAD_NONE)
             offload_updated_params(b, (double)b->mem.partition_elems);
     }
@@ -529,21 +539,22 @@ static void free_groups(Builder *b)
     free(b->replicas.groups);
 }
 
-/* Model states for the whole run: allocated before the first op, released after the last. */
+/* Model states for the whole run: allocated before the first op, released after the last;
+ * then the cuBLAS workspaces, which the first GEMM allocates and which stay cached. */
 static void model_states(Builder *b, uint32_t *bufs, bool is_alloc)
 {
-    const double bytes[3] = {(double)b->mem.gpu_params, (double)b->mem.gpu_grads,
-                             (double)b->mem.gpu_optimizer};
-    const MemCategory cats[3] = {MEM_PARAMS, MEM_GRADS, MEM_OPTIMIZER};
+    const double bytes[4] = {(double)b->mem.gpu_params, (double)b->mem.gpu_grads,
+                             (double)b->mem.gpu_optimizer, b->workspace_bytes};
+    const MemCategory cats[4] = {MEM_PARAMS, MEM_GRADS, MEM_OPTIMIZER, MEM_WORKSPACE};
     for (uint32_t r = 0; r < b->n_ranks; r++) {
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 4; k++) {
             if (bytes[k] <= 0)
                 continue;
             if (is_alloc) {
                 graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, cats[k], bytes[k],
-                            &bufs[(size_t)r * 3 + k]);
+                            &bufs[(size_t)r * 4 + k]);
             } else {
-                OpId f = graph_free(b->g, r, STREAM_COMPUTE, bufs[(size_t)r * 3 + k]);
+                OpId f = graph_free(b->g, r, STREAM_COMPUTE, bufs[(size_t)r * 4 + k]);
                 builder_depend(b, b->last_gather[r], f);
                 builder_depend(b, b->last_reduce[r], f);
             }
@@ -569,6 +580,11 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
     params_count(model, &b.params);
     zero_memory(train, &b.params, model->n_layers, n_gpus, &b.mem);
     b.n_shard = (uint32_t)zero_shard_gpus(b.z, n_gpus);
+    if (opts->has_activations) {
+        RuntimeMemory rt;
+        runtime_memory(p, b.z, n_gpus, &rt);
+        b.workspace_bytes = (double)rt.cublas_workspace_bytes;
+    }
     if (n_gpus % b.n_shard != 0 || (b.n_shard < n && n % b.n_shard != 0)) {
         graph_destroy(b.g);
         err_set(err,
@@ -592,7 +608,7 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
         for (uint32_t r = 0; r < n; r++)
             (*arrays[k])[r] = GRAPH_NO_OP;
     }
-    uint32_t *states = xmalloc((size_t)n * 3 * sizeof *states);
+    uint32_t *states = xmalloc((size_t)n * 4 * sizeof *states);
     uint32_t *host_states = xmalloc((size_t)n * 7 * sizeof *host_states);
     model_states(&b, states, true);
     offload_model_states(&b, host_states, true);

@@ -52,7 +52,8 @@ typedef enum FsdpStrategy {
 typedef struct ScheduleOptions {
     ScheduleVariant variant;
     uint32_t n_steps;          /* optimizer steps to simulate back to back */
-    bool has_activations;      /* false: idealised run without activation memory (oracles) */
+    bool has_activations;      /* false: idealised run (oracles): no activations, optimizer
+                                  working copies or cuBLAS workspaces, model states only */
     bool delayed_param_update; /* ZeRO-Offload's one-step delayed parameter update */
     FsdpStrategy fsdp;
     bool fsdp_backward_prefetch; /* FSDP's BACKWARD_PRE: gather the next unit during backward */

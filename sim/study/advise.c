@@ -36,7 +36,8 @@ static EstimateOptions setup_of(const Candidate *c, uint64_t seq_len)
     return (EstimateOptions){.seq_len = seq_len,
                              .recompute = c->is_checkpointed ? RECOMPUTE_FULL : RECOMPUTE_NONE,
                              .checkpoint_every = 1,
-                             .is_flash_attention = true};
+                             .is_flash_attention = true,
+                             .headroom_fraction = ESTIMATE_DEFAULT_HEADROOM_FRACTION};
 }
 
 /* Estimates candidate c; fills fits, runs_out, shortfall and the estimated GPU peak. */
@@ -52,10 +53,11 @@ static int estimate(Candidate *c, const AdviseRequest *req, Err *err)
     if (rc)
         return -1;
     c->fits = e.fits;
-    c->gpu_bytes = (double)e.gpu_peak;
+    c->gpu_bytes = (double)e.gpu_device_peak;
     const char *what = !e.fits_gpu ? "gpu" : !e.fits_cpu ? "cpu" : !e.fits_nvme ? "nvme" : "";
     snprintf(c->runs_out, sizeof c->runs_out, "%s", what);
-    c->shortfall_bytes = !e.fits_gpu    ? (double)(e.gpu_peak - e.gpu_capacity)
+    c->shortfall_bytes = !e.fits_gpu    ? (double)(e.gpu_device_peak + e.gpu_headroom) -
+                                              (double)e.gpu_capacity
                          : !e.fits_cpu  ? (double)(e.cpu_peak - e.cpu_capacity)
                          : !e.fits_nvme ? (double)(e.nvme_peak - e.nvme_capacity)
                                         : 0.0;
@@ -96,8 +98,13 @@ static void simulate_child(void *arg, void *result)
     /* the mode `zerosim run` chooses: beyond four nodes, two stand for all of them */
     Platform simulated;
     symmetric_choose(req->platform, SIM_MODE_AUTO, &simulated, &sched);
-    if (estimate_build(req->model, &train, req->platform, &opts, &est, &err) ||
-        (g = zero_schedule_build(req->model, &train, req->platform, &est.setup, &sched, &err)) ==
+    if (estimate_build(req->model, &train, req->platform, &opts, &est, &err)) {
+        ds_config_fini(&train);
+        goto done;
+    }
+    eng.gpu_outside_bytes = (double)est.runtime.outside_bytes;
+    eng.gpu_headroom_bytes = (double)est.gpu_headroom;
+    if ((g = zero_schedule_build(req->model, &train, req->platform, &est.setup, &sched, &err)) ==
             NULL ||
         engine_init(&simulated, train.precision, &err) || engine_run(g, &eng, &r, &err)) {
         ds_config_fini(&train);
@@ -114,7 +121,7 @@ static void simulate_child(void *arg, void *result)
     out->step_s = m.step_s;
     out->tokens_per_s = m.tokens_per_s;
     out->tflops_per_gpu = m.tflops_per_gpu;
-    out->gpu_peak = m.gpu_peak->peak_bytes;
+    out->gpu_peak = memory_gpu_device_peak_bytes(m.gpu_peak);
     for (int k = 0; k < COLL_N_KINDS; k++)
         out->bytes += r.coll_bytes[0][k];
     BreakdownCategory largest = breakdown_largest(&report.breakdown);
@@ -207,7 +214,7 @@ int advise_search(const AdviseRequest *req, Candidate **out_candidates, size_t *
     for (size_t i = 0; i < n; i++)
         if (cands[i].fits && simulate(&cands[i], req, err))
             goto fail;
-    advise_rank(cands, n);
+    advise_rank(cands, n, (double)req->platform->gpu.hbm_bytes);
     *out_candidates = cands;
     *out_n = n;
     return 0;
@@ -229,7 +236,28 @@ static int compare(const void *pa, const void *pb)
     return a->shortfall_bytes < b->shortfall_bytes ? -1 : a->shortfall_bytes > b->shortfall_bytes;
 }
 
-void advise_rank(Candidate *candidates, size_t n)
+void advise_rank(Candidate *candidates, size_t n, double hbm_bytes)
 {
     qsort(candidates, n, sizeof *candidates, compare);
+    /* When the fastest leaves less than ADVISE_TIGHT_FRACTION of the GPU free, the one with
+     * the most room among the fitting candidates within ADVISE_NEAR_EQUAL_FRACTION of it goes
+     * first: a run that fits by a few hundred MiB is one PyTorch release or one longer batch
+     * away from out-of-memory. */
+    if (n < 2 || !candidates[0].fits || !candidates[0].is_simulated ||
+        hbm_bytes - candidates[0].sim_gpu_peak_bytes >= ADVISE_TIGHT_FRACTION * hbm_bytes)
+        return; /* the fastest has room enough */
+    const double floor = candidates[0].tokens_per_s * (1.0 - ADVISE_NEAR_EQUAL_FRACTION);
+    size_t best = 0;
+    for (size_t i = 1; i < n; i++) {
+        const Candidate *c = &candidates[i];
+        if (!c->fits || !c->is_simulated || c->tokens_per_s < floor)
+            break; /* sorted: the rest are slower */
+        if (c->sim_gpu_peak_bytes < candidates[best].sim_gpu_peak_bytes)
+            best = i;
+    }
+    if (best > 0) {
+        Candidate chosen = candidates[best];
+        memmove(&candidates[1], &candidates[0], best * sizeof *candidates);
+        candidates[0] = chosen;
+    }
 }

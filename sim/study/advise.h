@@ -37,7 +37,15 @@ typedef struct AdviseRequest {
  * cannot be estimated or simulated). */
 int advise_search(const AdviseRequest *req, Candidate **out_candidates, size_t *out_n, Err *err);
 
-/* Sorts candidates best first (the ranking above). */
-void advise_rank(Candidate *candidates, size_t n);
+/* Candidates within this share of the fastest one's throughput count as equally fast ... */
+#define ADVISE_NEAR_EQUAL_FRACTION 0.02
+/* ... and when the fastest leaves less than this share of the GPU's memory free, the one of
+ * them with the most room is recommended (policy, docs/MODEL.md). */
+#define ADVISE_TIGHT_FRACTION 0.10
+
+/* Sorts candidates best first (the ranking above); then, when the fastest leaves under
+ * ADVISE_TIGHT_FRACTION of hbm_bytes free, puts first the candidate with the most room (HBM
+ * less the simulated device peak) within ADVISE_NEAR_EQUAL_FRACTION of its throughput. */
+void advise_rank(Candidate *candidates, size_t n, double hbm_bytes);
 
 #endif
