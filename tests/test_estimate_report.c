@@ -292,7 +292,7 @@ static void test_estimate_report_text_zero3_1024_gpus(void **state)
     assert_contains(text, "  optimizer states (12 B/elem)                  1.91\n");
     assert_contains(text, "  = model states                                2.54   (paper "
                           "formula: 2.54)\n");
-    assert_contains(text, "of 80.00: DOES NOT FIT\n");
+    assert_contains(text, "of 80.00, 0.00 kept free: DOES NOT FIT\n"); /* no --headroom here */
     assert_contains(text, "DeepSpeed's estimator (model states only, host x1.5)");
     /* 3 Psi x 2 B x 1023/1024 = 1046.54 GB */
     assert_contains(text, "  = total                                    1046.54   (3.00 x Psi x "

@@ -99,12 +99,12 @@ static void run_build(Run *run, double gpu_capacity_bytes)
     r->op_end_s = run->end;
     r->n_ranks = 1;
     r->memory = memory_create(1, 1, gpu_capacity_bytes, 64 * GIB, 0, NULL);
-    memory_apply(r->memory, 1, 0, MEM_GPU, MEM_PARAMS, 1 * GIB);
-    memory_apply(r->memory, 1, 0, MEM_GPU, MEM_GRADS, 0.5 * GIB);
-    memory_apply(r->memory, 1, 0, MEM_GPU, MEM_OPTIMIZER, 2 * GIB);
-    memory_apply(r->memory, 2, 0, MEM_GPU, MEM_ACTIVATIONS, 3 * GIB);
-    memory_apply(r->memory, 3, 0, MEM_GPU, MEM_ACTIVATIONS, -3 * GIB);
-    memory_apply(r->memory, 4, 0, MEM_CPU, MEM_OPTIMIZER, 1 * GIB);
+    memory_apply(r->memory, 1, 0, MEM_GPU, MEM_PARAMS, 0, STREAM_COMPUTE, 1 * GIB);
+    memory_apply(r->memory, 1, 0, MEM_GPU, MEM_GRADS, 1, STREAM_COMPUTE, 0.5 * GIB);
+    memory_apply(r->memory, 1, 0, MEM_GPU, MEM_OPTIMIZER, 2, STREAM_COMPUTE, 2 * GIB);
+    memory_apply(r->memory, 2, 0, MEM_GPU, MEM_ACTIVATIONS, 3, STREAM_COMPUTE, 3 * GIB);
+    memory_apply(r->memory, 3, 0, MEM_GPU, MEM_ACTIVATIONS, 3, STREAM_COMPUTE, -3 * GIB);
+    memory_apply(r->memory, 4, 0, MEM_CPU, MEM_OPTIMIZER, 4, STREAM_CPU, 1 * GIB);
     run->coll_bytes[0][COLL_ALL_GATHER] = 4e9;
     run->link_bytes[0][LINK_PCIE] = 6e9;
     r->coll_bytes = run->coll_bytes;
@@ -307,8 +307,9 @@ static void test_run_report_text_hand_values(void **state)
     assert_contains(text, "  gradients                                0.50\n");
     assert_contains(text, "  optimizer states                         2.00\n");
     assert_contains(text, "  activations                              3.00\n");
-    assert_contains(text, "  = peak                                   6.50   of 8.00, at 2.0000 s "
-                          "on rank 0");
+    assert_contains(text, "  = allocated peak                         6.50   at 2.0000 s on rank 0");
+    assert_contains(text, "  = device peak (reserved + outside)       6.50   of 8.00 with 0.00 kept "
+                          "free (--headroom)\n");
     assert_contains(text, "  host memory peak                         1.00   host per node");
     assert_null(strstr(text, "NVMe peak"));
     assert_contains(text, "fits: every GPU, host and NVMe stays within capacity\n");
@@ -336,7 +337,8 @@ static void test_run_report_out_of_memory(void **state)
     assert_num(root, "memory.oom.capacity_bytes", 6 * GIB);
     cJSON_Delete(root);
     char *text = capture(run_report_text, &run.report);
-    assert_contains(text, "OUT OF MEMORY: gpu of rank 0 needs 6.50 GiB of 6.00 at 2.0000 s\n");
+    assert_contains(text, "OUT OF MEMORY: gpu of rank 0 needs 6.50 GiB of 6.00 (capacity less "
+                          "headroom) at 2.0000 s\n");
     assert_null(strstr(text, "fits: every GPU"));
     free(text);
     run_fini(&run);
