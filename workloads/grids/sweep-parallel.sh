@@ -12,9 +12,8 @@
 #
 # Every host needs the zerosim checkout, built, at the same path as here ($PWD, or
 # REMOTE_DIR): a shared file system or a copy (rsync -a --exclude build/ then .ci/setup).
-# Results land in ./sweep-out/shard-I.csv; merge them with
-#
-#   { head -n 1 sweep-out/shard-0.csv; for f in sweep-out/shard-*.csv; do tail -n +2 "$f"; done; } > sweep.csv
+# Results land in ./sweep-out/shard-I.csv, and when every shard is done they are merged into
+# ./sweep-out/sweep.csv (zerosim sweep --merge, which checks every shard and point is there).
 set -eu
 if [ $# -lt 2 ]; then
     echo "usage: $0 HOSTS GRID [N_SHARDS]" >&2
@@ -34,3 +33,7 @@ seq 0 $((n_shards - 1)) |
     parallel --sshloginfile "$hosts" -j 1 --workdir "$remote_dir" \
         --return "sweep-out/shard-{}.csv" --line-buffer --tagstring 'shard {}' \
         "mkdir -p sweep-out && $zerosim sweep $grid -j \$(nproc) --shard {}/$n_shards --out sweep-out/shard-{}.csv"
+shards=$(seq 0 $((n_shards - 1)) | sed 's|.*|sweep-out/shard-&.csv|')
+# shellcheck disable=SC2086 # one word per shard file
+"$zerosim" sweep --merge sweep-out/sweep.csv $shards
+echo "sweep-parallel.sh: $n_shards shards in sweep-out/shard-*.csv, merged into sweep-out/sweep.csv"
