@@ -37,9 +37,10 @@ static ModelConfig gpt(uint64_t h, uint64_t layers, uint64_t heads, uint64_t voc
     c.vocab = vocab;
     c.max_seq = max_seq;
     c.is_gated_mlp = false;
-    c.has_linear_bias = false;
-    c.has_norm_bias = false;
-    c.has_learned_pos = false;
+    c.embed_dim = h;
+    c.norm = NORM_WEIGHT; /* no biases, no position table: two h-wide norms per layer */
+    c.n_layer_norms = 2;
+    c.has_final_norm = true;
     c.is_tied = true;
     c.is_qkv_fused = true;
     return c;
@@ -132,7 +133,7 @@ static void test_flops_step_biases_add_no_gemm_flops(void **state)
     ModelConfig c;
     Err err = {0};
     assert_int_equal(model_config_load(&c, "gpt3-175b", ZEROSIM_SOURCE_DIR, &err), 0);
-    assert_true(c.has_linear_bias);
+    assert_true(c.has_qkv_bias && c.has_out_bias && c.has_mlp_bias);
     ModelParams p;
     params_count(&c, &p);
     RunSetup su = setup_of(2048, 1536, RECOMPUTE_FULL);

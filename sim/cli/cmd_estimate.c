@@ -40,6 +40,8 @@ enum {
     OPT_RECOMPUTE,
     OPT_FLASH,
     OPT_JSON,
+    OPT_MICRO_BATCH, /* CLI_TRAIN_OPTIONS, in their order */
+    OPT_PRECISION = OPT_MICRO_BATCH + CLI_N_TRAIN_OPTIONS - 1,
     N_OPTS
 };
 
@@ -60,6 +62,7 @@ int cmd_estimate(int argc, char **argv)
         [OPT_RECOMPUTE] = {"--activation-checkpointing", true, NULL},
         [OPT_FLASH] = {"--flash-attention", true, NULL},
         [OPT_JSON] = {"--json", true, NULL},
+        [OPT_MICRO_BATCH] = CLI_TRAIN_OPTIONS,
     };
     const char *cmd = "estimate";
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
@@ -75,6 +78,9 @@ int cmd_estimate(int argc, char **argv)
         cli_count(cmd, "--nodes", o[OPT_NODES].value, &nodes) ||
         cli_setup_options(cmd, seq, recompute, flash, &opts))
         return EXIT_BAD_USAGE;
+    TrainOverrides overrides;
+    if (cli_train_overrides(cmd, o, N_OPTS, &overrides))
+        return EXIT_BAD_USAGE;
 
     Err err = {0};
     ModelConfig model = {0};
@@ -85,11 +91,11 @@ int cmd_estimate(int argc, char **argv)
     int exit_code = EXIT_BAD_INPUT;
     const char *json = o[OPT_JSON].value;
     exit_code = cli_load_inputs(o[OPT_MODEL].value, o[OPT_CONFIG].value, o[OPT_PLATFORM].value,
-                                gpus, nodes, &model, &train, &platform, &err);
+                                gpus, nodes, &overrides, &model, &train, &platform, &err);
     if (exit_code)
         goto done;
     exit_code = EXIT_BAD_INPUT;
-    cli_setup_defaults(seq, recompute, flash, model.max_seq, &setup_defaults);
+    cli_setup_defaults(seq, recompute, flash, &model, &setup_defaults);
 
     Estimate est;
     if (estimate_build(&model, &train, &platform, &opts, &est, &err))

@@ -93,6 +93,8 @@ enum {
     OPT_DPU,
     OPT_MODE,
     OPT_CALIBRATION,
+    OPT_MICRO_BATCH, /* CLI_TRAIN_OPTIONS, in their order */
+    OPT_PRECISION = OPT_MICRO_BATCH + CLI_N_TRAIN_OPTIONS - 1,
     N_OPTS
 };
 
@@ -159,6 +161,7 @@ int cmd_run(int argc, char **argv)
         [OPT_DPU] = {"--delayed-param-update", false, NULL},
         [OPT_MODE] = {"--mode", true, NULL},
         [OPT_CALIBRATION] = {"--calibration", true, NULL},
+        [OPT_MICRO_BATCH] = CLI_TRAIN_OPTIONS,
     };
     const char *cmd = "run";
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
@@ -174,6 +177,9 @@ int cmd_run(int argc, char **argv)
         cli_count(cmd, "--nodes", o[OPT_NODES].value, &nodes) ||
         cli_count(cmd, "--steps", o[OPT_STEPS].value, &steps) ||
         cli_setup_options(cmd, seq, recompute, flash, &est_opts))
+        return EXIT_BAD_USAGE;
+    TrainOverrides overrides;
+    if (cli_train_overrides(cmd, o, N_OPTS, &overrides))
         return EXIT_BAD_USAGE;
     if (steps > 1000)
         return cli_usage_error(cmd, "--steps: expected at most 1000, got %llu",
@@ -223,7 +229,7 @@ int cmd_run(int argc, char **argv)
     EngineResult result = {0};
     int exit_code = EXIT_BAD_INPUT;
     exit_code = cli_load_inputs(o[OPT_MODEL].value, o[OPT_CONFIG].value, o[OPT_PLATFORM].value,
-                                gpus, nodes, &model, &train, &platform, &err);
+                                gpus, nodes, &overrides, &model, &train, &platform, &err);
     if (exit_code)
         goto done;
     exit_code = EXIT_BAD_INPUT;
@@ -251,7 +257,7 @@ int cmd_run(int argc, char **argv)
     if (fsdp != FSDP_NONE && fsdp_apply(fsdp, prefetch == NULL || strcmp(prefetch, "on") == 0,
                                         platform.gpus_per_node, &train, &sched, &err))
         goto done;
-    cli_setup_defaults(seq, recompute, flash, model.max_seq, &setup_defaults);
+    cli_setup_defaults(seq, recompute, flash, &model, &setup_defaults);
 
     Estimate est;
     if (estimate_build(&model, &train, &platform, &est_opts, &est, &err))
