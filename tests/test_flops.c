@@ -211,6 +211,30 @@ static void test_flops_step_gqa_gated_layer(void **state)
     assert_rel(f.hardware, tokens * (80 * 3 * f.layer_fwd_per_token + 6.0 * 8192 * 32000), 1e-12);
 }
 
+/* Sliding windows: with FlashAttention a windowed layer attends to w keys per query, so
+ * Gemma 2's alternation (13 of 26 layers at w = 1024, s = 4096) averages 2560 keys; unfused
+ * attention multiplies the whole masked s x s. */
+static void test_flops_step_sliding_windows(void **state)
+{
+    (void)state;
+    ModelConfig c = gpt(2048, 26, 16, 32000, 8192);
+    c.sliding_window = 1024;
+    c.n_sliding_layers = 13;
+    ModelParams p;
+    params_count(&c, &p);
+    RunSetup su = setup_of(4096, 8, RECOMPUTE_NONE);
+    StepFlops f;
+    flops_step(&c, &p, &su, &f);
+    assert_true(f.attn_core_per_token == 4.0 * 4096 * 2048); /* unfused: no saving */
+    su.is_flash_attention = true;
+    flops_step(&c, &p, &su, &f);
+    assert_true(f.attn_core_per_token == 4.0 * (13 * 4096.0 + 13 * 1024.0) / 26 * 2048);
+    /* a window longer than the sequence changes nothing */
+    c.sliding_window = 8192;
+    flops_step(&c, &p, &su, &f);
+    assert_true(f.attn_core_per_token == 4.0 * 4096 * 2048);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -222,6 +246,7 @@ int main(void)
         cmocka_unit_test(test_flops_step_hardware_without_and_selective_recompute),
         cmocka_unit_test(test_flops_step_model_flops_palm),
         cmocka_unit_test(test_flops_step_gqa_gated_layer),
+        cmocka_unit_test(test_flops_step_sliding_windows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

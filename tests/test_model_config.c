@@ -380,6 +380,67 @@ static void test_unknown_keys_are_warnings(void **state)
     model_config_fini(&c);
 }
 
+/* Sliding-window layers, by layer_types or each family's rule. */
+static void test_sliding_windows(void **state)
+{
+    (void)state;
+    ModelConfig c;
+    /* Mistral: every layer */
+    parse_ok("{\"model_type\": \"mistral\", \"hidden_size\": 4096, \"num_hidden_layers\": 32, "
+             "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
+             "\"intermediate_size\": 14336, \"sliding_window\": 4096}",
+             &c);
+    assert_int_equal(c.sliding_window, 4096);
+    assert_int_equal(c.n_sliding_layers, 32);
+    model_config_fini(&c);
+    /* Mistral v0.3 and Llama: none */
+    parse_ok("{\"model_type\": \"mistral\", \"hidden_size\": 4096, \"num_hidden_layers\": 32, "
+             "\"num_attention_heads\": 32, \"intermediate_size\": 14336, "
+             "\"sliding_window\": null}",
+             &c);
+    assert_int_equal(c.n_sliding_layers, 0);
+    model_config_fini(&c);
+    /* Qwen2 with use_sliding_window: layers from max_window_layers up */
+    parse_ok("{\"model_type\": \"qwen2\", \"hidden_size\": 1536, \"num_hidden_layers\": 28, "
+             "\"num_attention_heads\": 12, \"num_key_value_heads\": 2, "
+             "\"intermediate_size\": 8960, \"use_sliding_window\": true, "
+             "\"sliding_window\": 4096, \"max_window_layers\": 21}",
+             &c);
+    assert_int_equal(c.n_sliding_layers, 7);
+    model_config_fini(&c);
+    /* Gemma 2: alternate layers, sliding_window 4096 by default (recorded) */
+    parse_ok("{\"model_type\": \"gemma2\", \"hidden_size\": 2304, \"num_hidden_layers\": 26, "
+             "\"num_attention_heads\": 8, \"num_key_value_heads\": 4, "
+             "\"intermediate_size\": 9216}",
+             &c);
+    assert_int_equal(c.n_sliding_layers, 13);
+    assert_has(&c.defaults_used, "sliding_window = 4096 (Gemma2Config default)");
+    model_config_fini(&c);
+    /* Gemma 3: five of every six layers */
+    parse_ok("{\"model_type\": \"gemma3_text\", \"hidden_size\": 1152, "
+             "\"num_hidden_layers\": 26, \"num_attention_heads\": 4, "
+             "\"num_key_value_heads\": 1, \"intermediate_size\": 6912, "
+             "\"sliding_window\": 512, \"sliding_window_pattern\": 6}",
+             &c);
+    assert_int_equal(c.sliding_window, 512);
+    assert_int_equal(c.n_sliding_layers, 22);
+    model_config_fini(&c);
+    /* layer_types, as transformers >= 4.53 writes it, wins */
+    parse_ok("{\"model_type\": \"olmo3\", \"hidden_size\": 64, \"num_hidden_layers\": 4, "
+             "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"sliding_window\": 16, "
+             "\"layer_types\": [\"sliding_attention\", \"full_attention\", "
+             "\"sliding_attention\", \"full_attention\"]}",
+             &c);
+    assert_int_equal(c.n_sliding_layers, 2);
+    assert_int_equal(c.sliding_window, 16);
+    model_config_fini(&c);
+    assert_parse_fails("{\"model_type\": \"olmo3\", \"hidden_size\": 64, "
+                       "\"num_hidden_layers\": 4, \"num_attention_heads\": 4, "
+                       "\"intermediate_size\": 128, \"layer_types\": [\"full_attention\"]}",
+                       "config.json: layer_types: expected an array of num_hidden_layers = 4 "
+                       "strings, got an array of 1");
+}
+
 /* --------------------------------------------------------------------------------- errors */
 
 static void test_no_shape_keys(void **state)
@@ -579,6 +640,7 @@ int main(void)
         cmocka_unit_test(test_family_without_model_type),
         cmocka_unit_test(test_unsupported_families_refused),
         cmocka_unit_test(test_unknown_keys_are_warnings),
+        cmocka_unit_test(test_sliding_windows),
         cmocka_unit_test(test_no_shape_keys),
         cmocka_unit_test(test_heads_not_dividing_hidden),
         cmocka_unit_test(test_kv_heads_not_dividing_heads),
