@@ -314,7 +314,9 @@ static void test_not_modelled_keys_are_warnings(void **state)
              "\"bf16_master_weights_and_grads\": true}, \"data_types\": "
              "{\"grad_accum_dtype\": \"fp32\"}}",
              &c);
-    assert_int_equal(c.not_modelled.n_items, 5);
+    assert_true(c.is_bf16_master); /* modelled: 2-byte master weights */
+    assert_false(c.is_bf16_optimizer_states);
+    assert_int_equal(c.not_modelled.n_items, 4);
     assert_string_equal(c.not_modelled.items[0],
                         "tensor_parallel (the result assumes no tensor parallelism: each GPU "
                         "holds whole layers)");
@@ -323,9 +325,9 @@ static void test_not_modelled_keys_are_warnings(void **state)
     assert_has(&c.not_modelled, "zero_optimization.zero_hpz_partition_size (ZeRO++ hpZ is not "
                                 "modelled: the result assumes one parameter partition over all "
                                 "GPUs)");
-    assert_has(&c.not_modelled, "bf16.bf16_master_weights_and_grads (the result assumes fp32 "
-                                "master weights and gradient partitions (bf16 ones hold 4 bytes "
-                                "less per parameter))");
+    assert_has(&c.not_modelled, "data_types (the result assumes gradients accumulate in the "
+                                "training precision (data_types.grad_accum_dtype fp32 would add "
+                                "4 bytes per parameter))");
     ds_config_fini(&c);
 }
 

@@ -42,6 +42,11 @@ static const char *const top_keys[] = {
     NULL,
 };
 static const char *const enabled_keys[] = {"enabled", NULL};
+/* DeepSpeedBF16Config (runtime/precision_config.py): bf16_master_weights_and_grads keeps the
+ * master weights (and gradients) in bf16, bf16_optimizer_states the Adam moments (DeepSpeed
+ * PR 7700; DeepSpeedExamples training/bf16_master_weight/README.md, "Memory Breakdown"). */
+static const char *const bf16_keys[] = {"enabled", "bf16_master_weights_and_grads",
+                                        "bf16_optimizer_states", NULL};
 static const char *const optimizer_keys[] = {"type", NULL};
 static const char *const zero_keys[] = {
     "stage",
@@ -296,8 +301,16 @@ static int read_enabled(Reader *r, const cJSON *root, const char *key,
     if (sec == NULL || cJSON_IsNull(sec))
         return 0;
     JsonAt at = {r->file, key};
+    const bool is_bf16 = not_modelled == vocab_ds_bf16_not_modelled;
     if (jsonfile_expect_object(sec, at, r->err) ||
-        jsonfile_check_keys(sec, at, enabled_keys, not_modelled, &r->cfg->not_modelled, r->err))
+        jsonfile_check_keys(sec, at, is_bf16 ? bf16_keys : enabled_keys, not_modelled,
+                            &r->cfg->not_modelled, r->err))
+        return -1;
+    if (is_bf16 &&
+        (jsonfile_get_bool(sec, "bf16_master_weights_and_grads", at, &r->cfg->is_bf16_master,
+                           r->err) < 0 ||
+         jsonfile_get_bool(sec, "bf16_optimizer_states", at, &r->cfg->is_bf16_optimizer_states,
+                           r->err) < 0))
         return -1;
     return jsonfile_get_bool(sec, "enabled", at, out, r->err) < 0 ? -1 : 0;
 }
@@ -619,6 +632,11 @@ int ds_config_parse(TrainConfig *out, const char *file, const char *text, size_t
                        "%s.enabled to be true, got both",
                        file, bf16_key, bf16_key);
     out->precision = fp16 ? PRECISION_FP16 : bf16 ? PRECISION_BF16 : PRECISION_FP32;
+    if (out->is_bf16_master && out->zero.offload_optimizer.device != OFFLOAD_NONE)
+        strlist_addf(&out->not_modelled,
+                     "%s.bf16_master_weights_and_grads with offload_optimizer (the result "
+                     "assumes fp32 gradient partitions beside the offloaded optimizer)",
+                     bf16_key);
     if (!fp16 && !bf16 && !(out->auto_keys & (DS_AUTO_FP16 | DS_AUTO_BF16)))
         strlist_addf(&out->defaults_used, "precision = fp32 (neither fp16 nor bf16 enabled)");
     return 0;

@@ -89,6 +89,8 @@ typedef struct TrainConfig {
     char optimizer[32];     /* optimizer.type, lower case; "adam" when absent */
     int optimizer_n_states; /* fp32 state tensors per parameter: Adam 2, SGD/Lion 1 */
     ZeroConfig zero;
+    bool is_bf16_master;           /* bf16.bf16_master_weights_and_grads: 2-byte master copy */
+    bool is_bf16_optimizer_states; /* bf16.bf16_optimizer_states: 2-byte Adam moments */
     bool partition_activations; /* activation_checkpointing.partition_activations */
     bool cpu_checkpointing;     /* activation_checkpointing.cpu_checkpointing */
     StrList not_modelled; /* "key (what the result assumes instead)" */

@@ -114,8 +114,6 @@ const char *const vocab_ds_fp16_not_modelled[] = {
 const char *const vocab_ds_bf16_not_modelled[] = {
     "immediate_grad_update",
     "check_grad_overflow",
-    "bf16_master_weights_and_grads",
-    "bf16_optimizer_states",
     NULL,
 };
 
@@ -422,12 +420,6 @@ static const struct {
                        "under autocast are not modelled"},
     {"amp", "the result assumes the precision fp16/bf16.enabled gives; apex AMP is not "
             "modelled"},
-    {"bf16.bf16_master_weights_and_grads",
-     "the result assumes fp32 master weights and gradient partitions (bf16 ones hold 4 bytes "
-     "less per parameter)"},
-    {"bf16.bf16_optimizer_states",
-     "the result assumes fp32 optimizer states (bf16 Adam states hold 4 bytes less per "
-     "parameter)"},
     {"fp16.fp16_master_weights_and_grads",
      "the result assumes fp32 master weights and gradients"},
     {"zero_optimization.zero_quantized_weights",
