@@ -138,6 +138,14 @@ int cli_train_overrides(const char *command, const CliOption *options, int n_opt
         cli_count(command, "--global-batch", cli_value(options, n_options, "--global-batch"),
                   &out->global_batch))
         return EXIT_BAD_USAGE;
+    /* DeepSpeed's batch keys are read up to 2^31 (ds_config.c); so are these. */
+    static const char *const names_batch[] = {"--micro-batch", "--grad-accum", "--global-batch"};
+    const uint64_t given[] = {out->micro_batch, out->grad_accum, out->global_batch};
+    for (int i = 0; i < 3; i++)
+        if (given[i] > (1ull << 31))
+            return cli_usage_error(command, "%s: expected a positive integer at most 2147483648, "
+                                            "got %llu",
+                                   names_batch[i], (unsigned long long)given[i]);
     const char *precision = cli_value(options, n_options, "--precision");
     if (precision == NULL)
         return 0;

@@ -120,8 +120,9 @@ int ds_config_load(TrainConfig *out, const char *name_or_path, const char *data_
  * stage3_prefetch_bucket_size = int(0.9 hidden^2), stage3_param_persistence_threshold =
  * 10 hidden. Given overrides replace the config's values; the config's train_batch_size gives
  * way to --micro-batch/--grad-accum without --global-batch, and its gradient_accumulation_steps
- * to --global-batch. Every value set is recorded in defaults_used. Returns 0; err is for
- * future checks and may be NULL. */
+ * to --global-batch. Every value set is recorded in defaults_used. Every combination is
+ * accepted here (their consistency with the GPU count is ds_config_resolve_batch's check), so
+ * it returns 0; err may be NULL. */
 int ds_config_apply(TrainConfig *cfg, uint64_t hidden, const TrainOverrides *overrides, Err *err);
 
 /* DeepSpeed's rule: train_batch_size = micro_batch * grad_accum * dp_size; any two given
