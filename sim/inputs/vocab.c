@@ -372,6 +372,7 @@ const char *const vocab_hf_metadata[] = {
     "use_mrope",
     /* hub bookkeeping */
     "custom_pipelines",
+    "n_inner", /* read by GPT-2 and GPT-J; BLOOM configs carry it as null */
     "keys_to_ignore_at_inference",
     "model_name",
     NULL,
