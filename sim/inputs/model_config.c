@@ -390,6 +390,7 @@ static int read_gptj(Reader *r)
     c->n_kv_heads = c->n_heads;
     c->norm = NORM_AND_BIAS;
     c->n_layer_norms = 1;
+    c->is_parallel_block = true; /* ln_1 feeds attention and MLP */
     c->has_mlp_bias = true;
     c->has_lm_head_bias = true;
     return 0;
@@ -409,7 +410,8 @@ static int read_neox(Reader *r)
     if (opt_u64(r, "max_position_embeddings", NULL, MAX_SEQ, 2048, NULL, &c->max_seq) ||
         opt_u64(r, "vocab_size", NULL, MAX_VOCAB, 50432, NULL, &c->vocab) ||
         opt_bool(r, "tie_word_embeddings", false, false, &c->is_tied) ||
-        opt_bool(r, "attention_bias", true, false, &attn_bias))
+        opt_bool(r, "attention_bias", true, false, &attn_bias) ||
+        opt_bool(r, "use_parallel_residual", true, true, &c->is_parallel_block))
         return -1;
     layout_default(c);
     c->n_kv_heads = c->n_heads;
@@ -516,6 +518,7 @@ static int read_falcon(Reader *r)
         c->n_kv_heads = is_mqa ? 1 : c->n_heads;
         c->n_layer_norms = is_parallel ? 1 : 2;
     }
+    c->is_parallel_block = is_new || is_parallel;
     c->norm = NORM_AND_BIAS;
     c->has_qkv_bias = c->has_out_bias = c->has_mlp_bias = bias;
     c->is_qkv_fused = true;
@@ -645,6 +648,7 @@ static int read_phi(Reader *r)
     layout_default(c);
     c->norm = NORM_AND_BIAS;
     c->n_layer_norms = 1;
+    c->is_parallel_block = true; /* input_layernorm feeds attention and MLP */
     c->qk_norm = qk_ln ? QK_NORM_PER_HEAD : QK_NORM_NONE;
     c->has_qk_norm_bias = qk_ln;
     c->has_qkv_bias = c->has_out_bias = c->has_mlp_bias = true;

@@ -85,6 +85,8 @@ typedef struct ModelConfig {
     unsigned n_layer_norms; /* h-wide norms per layer: 1 (parallel block), 2, 4 (Gemma 2/3) */
     bool has_final_norm;
     bool has_embed_norm;   /* a norm right after the token embedding (BLOOM) */
+    bool is_parallel_block; /* attention and MLP read the same layer input (GPT-J, Phi,
+                               Falcon, GPT-NeoX with use_parallel_residual) */
     QkNorm qk_norm;
     bool has_qk_norm_bias; /* Phi's qk_layernorm is a LayerNorm with bias */
     bool has_qkv_bias;     /* Q, K, V projections carry biases */
