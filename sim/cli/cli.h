@@ -43,7 +43,7 @@ int cli_parse(const char *command, const char *help, int argc, char **argv, int 
     "  --nodes N        resize the platform to N nodes\n"                                          \
     "  --seq-len S      tokens per sequence (default: 2048, or the model's context when\n"        \
     "                   shorter: a training length, not the maximum context)\n"                  \
-    "  --micro-batch K  sequences per GPU per step (train_micro_batch_size_per_gpu)\n"          \
+    "  --micro-batch K  sequences per GPU per forward/backward (train_micro_batch_size_per_gpu)\n" \
     "  --grad-accum K   micro-batches per optimizer step (gradient_accumulation_steps)\n"       \
     "  --global-batch B sequences per optimizer step over all GPUs (train_batch_size)\n"        \
     "                   These three replace the config's values and fill its \"auto\", as\n"    \
