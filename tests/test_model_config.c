@@ -378,6 +378,16 @@ static void test_unknown_keys_are_warnings(void **state)
                         "modelled)");
     assert_int_equal(c.n_sliding_layers, 0); /* use_sliding_window false */
     model_config_fini(&c);
+    /* a checkpoint of another head is read with the LM head, and says so */
+    parse_ok("{\"architectures\": [\"LlamaForSequenceClassification\"], \"model_type\": "
+             "\"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+             "\"num_attention_heads\": 4, \"intermediate_size\": 128}",
+             &c);
+    assert_int_equal(c.not_modelled.n_items, 1);
+    assert_string_equal(c.not_modelled.items[0],
+                        "architectures LlamaForSequenceClassification (the result assumes "
+                        "causal-LM training with an LM head)");
+    model_config_fini(&c);
 }
 
 /* Sliding-window layers, by layer_types or each family's rule. */

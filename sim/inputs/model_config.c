@@ -545,7 +545,7 @@ static int read_llama(Reader *r)
     bool attn_bias = false, mlp_bias = false;
     if (opt_u64(r, "num_key_value_heads", NULL, MAX_WIDTH, c->n_heads, why, &c->n_kv_heads) ||
         opt_u64(r, "max_position_embeddings", NULL, MAX_SEQ,
-                is_qwen ? 32768 : is_mistral ? 32768 : 2048, NULL, &c->max_seq) ||
+                is_qwen ? 32768 : is_mistral ? 131072 : 2048, NULL, &c->max_seq) ||
         opt_u64(r, "vocab_size", NULL, MAX_VOCAB, is_qwen ? 151936 : 32000, NULL, &c->vocab) ||
         opt_bool(r, "tie_word_embeddings", false, false, &c->is_tied) ||
         opt_bool(r, "attention_bias", false, true, &attn_bias) ||
@@ -811,6 +811,18 @@ static int pick_family(Reader *r, ReadFn *read)
             return refuse(r, "architectures", arch_name);
         strlist_addf(&cfg->defaults_used, "model_type = %s (from architectures %s)",
                      cfg->model_type, arch_name);
+    }
+    /* A checkpoint saved from a classification or embedding head is not a causal LM: zerosim
+     * counts and trains the LM head. */
+    if (arch_name != NULL) {
+        const size_t n = strlen(arch_name);
+        const bool is_lm = (n >= 11 && strcmp(arch_name + n - 11, "ForCausalLM") == 0) ||
+                           (n >= 11 && strcmp(arch_name + n - 11, "LMHeadModel") == 0);
+        if (!is_lm)
+            strlist_addf(&cfg->not_modelled,
+                         "architectures %s (the result assumes causal-LM training with an "
+                         "LM head)",
+                         arch_name);
     }
     if (cfg->model_type[0] != '\0') {
         for (size_t i = 0; i < sizeof known_types / sizeof known_types[0]; i++) {
