@@ -350,6 +350,26 @@ static void test_unknown_top_level_keys_are_warnings(void **state)
     ds_config_fini(&c);
 }
 
+/* Bounds are DeepSpeed's config models': the bucket sizes, sub_group_size and the offload
+ * buffer counts and sizes are Field(ge=0), so 0 is accepted (sub_group_size 0, one sub-group
+ * per tensor, is sized from the model by ds_config_apply). */
+static void test_zero_bounds_accept_zero(void **state)
+{
+    (void)state;
+    TrainConfig c;
+    parse_ok("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3, "
+             "\"reduce_bucket_size\": 0, \"allgather_bucket_size\": 0, \"sub_group_size\": 0, "
+             "\"offload_param\": {\"device\": \"nvme\", \"buffer_count\": 0, "
+             "\"buffer_size\": 0}}}",
+             &c);
+    assert_int_equal(c.zero.reduce_bucket_size, 0);
+    assert_int_equal(c.zero.offload_param.buffer_count, 0);
+    assert_true(c.auto_keys & DS_SUB_GROUP_PER_TENSOR);
+    assert_int_equal(ds_config_apply(&c, 1024, NULL, NULL), 0);
+    assert_int_equal(c.zero.sub_group_size, 1024 * 1024);
+    ds_config_fini(&c);
+}
+
 /* "auto" as HF Trainer writes it: noted at parse, filled by ds_config_apply as the HF
  * integration fills it (transformers integrations/deepspeed.py). */
 static void test_auto_resolved_as_hf(void **state)
@@ -839,6 +859,7 @@ int main(void)
         cmocka_unit_test(test_typo_in_zero_section),
         cmocka_unit_test(test_not_modelled_keys_are_warnings),
         cmocka_unit_test(test_unknown_top_level_keys_are_warnings),
+        cmocka_unit_test(test_zero_bounds_accept_zero),
         cmocka_unit_test(test_auto_resolved_as_hf),
         cmocka_unit_test(test_overrides_replace_config),
         cmocka_unit_test(test_offload_param_needs_stage3),

@@ -413,10 +413,11 @@ static int read_offload_section(Reader *r, const cJSON *sec, const char *key, bo
     if (out->device == OFFLOAD_NONE)
         return 0;
     if (bool_or(r, sec, at, "pin_memory", false, &out->pin_memory) ||
-        u64_or(r, sec, at, "buffer_count", 1, is_param ? 5 : 4, &out->buffer_count))
+        /* offload_config.py: buffer_count, buffer_size and max_in_cpu are Field(ge=0) */
+        u64_or(r, sec, at, "buffer_count", 0, is_param ? 5 : 4, &out->buffer_count))
         return -1;
     if (is_param)
-        return u64_or(r, sec, at, "buffer_size", 1, 100000000, &out->buffer_size) ||
+        return u64_or(r, sec, at, "buffer_size", 0, 100000000, &out->buffer_size) ||
                        u64_or(r, sec, at, "max_in_cpu", 0, 1000000000, &out->max_in_cpu)
                    ? -1
                    : 0;
