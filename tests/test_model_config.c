@@ -475,6 +475,10 @@ static void test_heads_not_dividing_hidden(void **state)
                        "4096, got 30");
     assert_parse_fails("{\"d_model\": 4096, \"n_layers\": 32, \"n_heads\": 3}",
                        "config.json: n_heads: expected a divisor of d_model = 4096, got 3");
+    /* named as the file spells them (BLOOM's legacy n_embed, n_head) */
+    assert_parse_fails("{\"model_type\": \"bloom\", \"n_embed\": 1024, \"n_layer\": 24, "
+                       "\"n_head\": 7}",
+                       "config.json: n_head: expected a divisor of n_embed = 1024, got 7");
 }
 
 static void test_kv_heads_not_dividing_heads(void **state)

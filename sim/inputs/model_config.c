@@ -914,16 +914,20 @@ static int check_shape(Reader *r)
 {
     ModelConfig *c = r->cfg;
     char path[64];
-    const char *heads_key = c->family == MODEL_FAMILY_GPT2 || c->family == MODEL_FAMILY_BIGCODE ||
-                                    c->family == MODEL_FAMILY_GPTJ
-                                ? "n_head"
-                            : c->family == MODEL_FAMILY_MPT ? "n_heads"
-                                                            : "num_attention_heads";
-    const char *hidden_key = c->family == MODEL_FAMILY_GPT2 || c->family == MODEL_FAMILY_BIGCODE ||
-                                     c->family == MODEL_FAMILY_GPTJ
-                                 ? "n_embd"
-                             : c->family == MODEL_FAMILY_MPT ? "d_model"
-                                                             : "hidden_size";
+    /* Messages name the keys as the file spells them. */
+    static const char *const heads_keys[] = {"num_attention_heads", "n_head", "n_heads", NULL};
+    static const char *const hidden_keys[] = {"hidden_size", "n_embd", "n_embed", "d_model", NULL};
+    const char *heads_key = heads_keys[0], *hidden_key = hidden_keys[0];
+    for (size_t i = 0; heads_keys[i] != NULL; i++)
+        if (value_of(r->root, heads_keys[i]) != NULL) {
+            heads_key = heads_keys[i];
+            break;
+        }
+    for (size_t i = 0; hidden_keys[i] != NULL; i++)
+        if (value_of(r->root, hidden_keys[i]) != NULL) {
+            hidden_key = hidden_keys[i];
+            break;
+        }
     if (c->head_dim == 0) { /* Gemma reads its own */
         mark(r, "head_dim");
         uint64_t head_dim = 0;
