@@ -198,10 +198,44 @@ static void test_setup_recompute_parse_forms(void **state)
     assert_int_equal(setup_recompute_parse("partial", &r, &every), -1);
 }
 
+/* Layouts other than GPT's, bytes per token of a layer with e = 2 (a tensor of h elements is
+ * 2h bytes): GPT-J's single ln_1 feeding attention and MLP keeps 34h - 4h (one norm input
+ * fewer, the MLP input shared); Pythia's two norms on one input keep 34h - 2h; Gemma 2's
+ * post-norms add 4h; Qwen3's q/k norms add 2(q + kv). */
+static void test_activations_bytes_family_layouts(void **state)
+{
+    (void)state;
+    const uint64_t h = 1024, a = 16, s = 1024, b = 1;
+    RunSetup su = setup_of(s, b, RECOMPUTE_NONE, true, 2); /* flash: no score matrices */
+    ActivationBytes base, act;
+    ModelConfig c = gpt(h, 2, a, 32000);
+    activations_bytes(&c, &su, &base);
+    const uint64_t lse = s * b * a * 4;
+    assert_int_equal(base.layer_full, s * b * 34 * h + lse);
+    c.is_parallel_block = true;
+    c.n_layer_norms = 1;
+    activations_bytes(&c, &su, &act);
+    assert_int_equal(act.layer_full, s * b * 30 * h + lse);
+    c.n_layer_norms = 2;
+    activations_bytes(&c, &su, &act);
+    assert_int_equal(act.layer_full, s * b * 32 * h + lse);
+    c = gpt(h, 2, a, 32000);
+    c.n_layer_norms = 4;
+    activations_bytes(&c, &su, &act);
+    assert_int_equal(act.layer_full, s * b * 38 * h + lse);
+    c = gpt(h, 2, a, 32000);
+    c.qk_norm = QK_NORM_PER_HEAD;
+    c.n_kv_heads = 4; /* K and V of 4 heads: 34h - 2 x 2 x 12/16 h of K/V, + 2 (h + h/4) */
+    activations_bytes(&c, &su, &act);
+    assert_int_equal(act.layer_full,
+                     s * b * (34 * h - 2 * 2 * (h - h / 4) + 2 * (h + h / 4)) + lse);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_activations_bytes_every_second_layer),
+        cmocka_unit_test(test_activations_bytes_family_layouts),
         cmocka_unit_test(test_setup_recompute_parse_forms),
         cmocka_unit_test(test_activations_bytes_gpt_layer_is_34_plus_5as_over_h),
         cmocka_unit_test(test_activations_bytes_gpt_layer_non_integer_ratio),

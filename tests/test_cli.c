@@ -355,9 +355,12 @@ static void test_cli_setup_defaults_lists_absent_options(void **state)
     (void)state;
     StrList d;
     strlist_init(&d);
-    cli_setup_defaults(NULL, "full", NULL, 2048, &d);
+    ModelConfig model = {.max_seq = 4096};
+    cli_setup_defaults(NULL, "full", NULL, &model, &d);
     assert_int_equal(d.n_items, 2);
-    assert_string_equal(d.items[0], "--seq-len 2048 (the model's context length)");
+    assert_string_equal(d.items[0], "--seq-len 2048 (training default: 2048 tokens, or the "
+                                    "model's context when shorter; the model's context is "
+                                    "4096)");
     assert_string_equal(d.items[1], "--flash-attention on");
     strlist_fini(&d);
 }

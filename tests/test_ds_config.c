@@ -175,7 +175,7 @@ static void test_explicit_values_win(void **state)
     assert_true(c.partition_activations);
     assert_true(c.cpu_checkpointing);
     assert_false(has_item(&c.defaults_used, "zero_optimization.overlap_comm = true"));
-    assert_has(&c.not_modelled, "fp16.loss_scale");
+    assert_int_equal(c.not_modelled.n_items, 0); /* fp16.loss_scale is metadata: silent */
     ds_config_fini(&c);
 }
 
@@ -200,7 +200,7 @@ static void test_optimizer_names(void **state)
         parse_ok(text, &c);
         assert_string_equal(c.optimizer, cases[i].name);
         assert_int_equal(c.optimizer_n_states, cases[i].n_states);
-        assert_has(&c.not_modelled, "optimizer.params");
+        assert_int_equal(c.not_modelled.n_items, 0); /* optimizer.params: silent */
         ds_config_fini(&c);
     }
     assert_parse_fails("{\"train_batch_size\": 8, \"optimizer\": {\"type\": \"Adamax\"}}",
@@ -232,7 +232,7 @@ static void test_offload_defaults(void **state)
     assert_has(&c.defaults_used, "zero_optimization.offload_optimizer.buffer_count = 4");
     assert_has(&c.defaults_used, "zero_optimization.offload_param.buffer_size = 100000000");
     assert_has(&c.defaults_used, "zero_optimization.offload_param.pin_memory = false");
-    assert_has(&c.not_modelled, "zero_optimization.offload_param.nvme_path");
+    assert_int_equal(c.not_modelled.n_items, 0); /* nvme_path: silent */
     ds_config_fini(&c);
 }
 
@@ -295,6 +295,8 @@ static void test_typo_in_zero_section(void **state)
                        "key, got unknown key \"pin_memmory\" (did you mean \"pin_memory\"?)");
 }
 
+/* Keys DeepSpeed defines: metadata is silent; those that would change the result are listed
+ * with what zerosim assumes instead. */
 static void test_not_modelled_keys_are_warnings(void **state)
 {
     (void)state;
@@ -303,11 +305,164 @@ static void test_not_modelled_keys_are_warnings(void **state)
              "\"zero_optimization\": {\"stage\": 2, \"round_robin_gradients\": true}, "
              "\"bf16\": {\"enabled\": true, \"immediate_grad_update\": false}}",
              &c);
+    assert_int_equal(c.not_modelled.n_items, 0);
+    assert_int_equal(c.unknown_keys.n_items, 0);
+    ds_config_fini(&c);
+    parse_ok("{\"train_batch_size\": 8, \"tensor_parallel\": {\"autotp_size\": 2}, "
+             "\"zero_optimization\": {\"stage\": 3, \"zero_quantized_weights\": true, "
+             "\"zero_hpz_partition_size\": 8}, \"bf16\": {\"enabled\": true, "
+             "\"bf16_master_weights_and_grads\": true}, \"data_types\": "
+             "{\"grad_accum_dtype\": \"fp32\"}}",
+             &c);
+    assert_true(c.is_bf16_master); /* modelled: 2-byte master weights */
+    assert_false(c.is_bf16_optimizer_states);
     assert_int_equal(c.not_modelled.n_items, 4);
-    assert_string_equal(c.not_modelled.items[0], "steps_per_print");
-    assert_string_equal(c.not_modelled.items[1], "gradient_clipping");
-    assert_has(&c.not_modelled, "zero_optimization.round_robin_gradients");
-    assert_has(&c.not_modelled, "bf16.immediate_grad_update");
+    assert_string_equal(c.not_modelled.items[0],
+                        "tensor_parallel (the result assumes no tensor parallelism: each GPU "
+                        "holds whole layers)");
+    assert_has(&c.not_modelled, "zero_optimization.zero_quantized_weights (ZeRO++ qwZ is not "
+                                "modelled: the result assumes 16-bit parameter all-gathers)");
+    assert_has(&c.not_modelled, "zero_optimization.zero_hpz_partition_size (ZeRO++ hpZ is not "
+                                "modelled: the result assumes one parameter partition over all "
+                                "GPUs)");
+    assert_has(&c.not_modelled, "data_types (the result assumes gradients accumulate in the "
+                                "training precision (data_types.grad_accum_dtype fp32 would add "
+                                "4 bytes per parameter))");
+    ds_config_fini(&c);
+}
+
+/* The top level is DeepSpeed's plain dict: an unknown key is listed and ignored, unless it is
+ * a near miss of a key zerosim reads that the file lacks. */
+static void test_unknown_top_level_keys_are_warnings(void **state)
+{
+    (void)state;
+    TrainConfig c;
+    parse_ok("{\"train_micro_batch_size_per_gpu\": 4, \"_comment\": \"x\", "
+             "\"comms_config\": {\"verbose\": false}, \"bf16\": {\"enabled\": true}}",
+             &c);
+    assert_int_equal(c.unknown_keys.n_items, 2);
+    assert_string_equal(c.unknown_keys.items[0], "_comment");
+    assert_string_equal(c.unknown_keys.items[1], "comms_config");
+    ds_config_fini(&c);
+    /* a near miss of a key that is present is not a typo of it */
+    parse_ok("{\"train_batch_size\": 8, \"train_batch_sizes\": 8}", &c);
+    assert_int_equal(c.unknown_keys.n_items, 1);
+    ds_config_fini(&c);
+}
+
+/* Bounds are DeepSpeed's config models': the bucket sizes, sub_group_size and the offload
+ * buffer counts and sizes are Field(ge=0), so 0 is accepted (sub_group_size 0, one sub-group
+ * per tensor, is sized from the model by ds_config_apply). */
+static void test_zero_bounds_accept_zero(void **state)
+{
+    (void)state;
+    TrainConfig c;
+    parse_ok("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3, "
+             "\"reduce_bucket_size\": 0, \"allgather_bucket_size\": 0, \"sub_group_size\": 0, "
+             "\"offload_param\": {\"device\": \"nvme\", \"buffer_count\": 0, "
+             "\"buffer_size\": 0}}}",
+             &c);
+    assert_int_equal(c.zero.reduce_bucket_size, 0);
+    assert_int_equal(c.zero.offload_param.buffer_count, 0);
+    assert_true(c.auto_keys & DS_SUB_GROUP_PER_TENSOR);
+    assert_int_equal(ds_config_apply(&c, 1024, NULL, NULL), 0);
+    assert_int_equal(c.zero.sub_group_size, 1024 * 1024);
+    ds_config_fini(&c);
+}
+
+/* "auto" as HF Trainer writes it: noted at parse, filled by ds_config_apply as the HF
+ * integration fills it (transformers integrations/deepspeed.py). */
+static void test_auto_resolved_as_hf(void **state)
+{
+    (void)state;
+    TrainConfig c;
+    parse_ok("{\"train_batch_size\": \"auto\", \"train_micro_batch_size_per_gpu\": \"auto\", "
+             "\"gradient_accumulation_steps\": \"auto\", \"gradient_clipping\": \"auto\", "
+             "\"fp16\": {\"enabled\": \"auto\", \"loss_scale\": 0}, "
+             "\"bf16\": {\"enabled\": \"auto\"}, "
+             "\"optimizer\": {\"type\": \"AdamW\", \"params\": {\"lr\": \"auto\"}}, "
+             "\"zero_optimization\": {\"stage\": 3, \"reduce_bucket_size\": \"auto\", "
+             "\"stage3_prefetch_bucket_size\": \"auto\", "
+             "\"stage3_param_persistence_threshold\": \"auto\", "
+             "\"stage3_gather_16bit_weights_on_model_save\": \"auto\", "
+             "\"overlap_comm\": \"auto\"}}",
+             &c);
+    assert_int_equal(c.auto_keys, DS_AUTO_MICRO_BATCH | DS_AUTO_GRAD_ACCUM | DS_AUTO_GLOBAL_BATCH |
+                                      DS_AUTO_FP16 | DS_AUTO_BF16 | DS_AUTO_REDUCE_BUCKET |
+                                      DS_AUTO_PREFETCH | DS_AUTO_PERSISTENCE);
+    /* An "auto" HF does not fill is dropped, as DeepSpeedConfigModel drops it: the default. */
+    assert_true(c.zero.overlap_comm);
+    assert_has(&c.defaults_used, "zero_optimization.overlap_comm: \"auto\" dropped, as "
+                                 "DeepSpeed's config models drop it (HF does not fill this key)");
+    TrainOverrides o = {.has_precision = true, .precision = PRECISION_BF16};
+    assert_int_equal(ds_config_apply(&c, 4096, &o, NULL), 0);
+    assert_int_equal(c.precision, PRECISION_BF16);
+    assert_int_equal(c.micro_batch_per_gpu, 8); /* TrainingArguments default */
+    assert_int_equal(c.grad_accum_steps, 1);
+    assert_int_equal(c.train_batch_size, 0); /* derived against the GPU count */
+    assert_int_equal(c.zero.reduce_bucket_size, 4096ull * 4096);
+    assert_int_equal(c.zero.prefetch_bucket_size, 15099494); /* int(0.9 x 4096^2) */
+    assert_int_equal(c.zero.param_persistence_threshold, 40960);
+    assert_int_equal(c.auto_keys, 0);
+    assert_has(&c.defaults_used, "zero_optimization.reduce_bucket_size = 16777216 (\"auto\": "
+                                 "hidden_size^2, HF Trainer)");
+    assert_has(&c.defaults_used, "train_micro_batch_size_per_gpu = 8 (\"auto\": HF "
+                                 "TrainingArguments per_device_train_batch_size default; "
+                                 "--micro-batch sets it)");
+    assert_has(&c.defaults_used, "precision = bf16 (--precision, filling fp16/bf16.enabled "
+                                 "\"auto\")");
+    BatchPlan plan;
+    Err err = {0};
+    assert_int_equal(ds_config_resolve_batch(&c, 16, &plan, &err), 0);
+    assert_int_equal(plan.global_batch, 128);
+    ds_config_fini(&c);
+
+    /* Without --precision, "auto" is HF's default: neither fp16 nor bf16, fp32. Under ZeRO-2
+     * only reduce_bucket_size is filled (the stage-3 keys are trainer_config_finalize's
+     * is_zero3() branch). */
+    parse_ok("{\"train_micro_batch_size_per_gpu\": \"auto\", \"bf16\": {\"enabled\": \"auto\"}, "
+             "\"zero_optimization\": {\"stage\": 2, \"reduce_bucket_size\": \"auto\"}}",
+             &c);
+    assert_int_equal(ds_config_apply(&c, 1024, NULL, NULL), 0);
+    assert_int_equal(c.precision, PRECISION_FP32);
+    assert_int_equal(c.zero.reduce_bucket_size, 1048576);
+    assert_has(&c.defaults_used, "bf16.enabled = false (\"auto\": HF TrainingArguments bf16 "
+                                 "default; --precision sets it)");
+    ds_config_fini(&c);
+}
+
+/* The command line replaces the config's batch keys: a factor sets aside the file's
+ * train_batch_size, --global-batch its gradient_accumulation_steps. */
+static void test_overrides_replace_config(void **state)
+{
+    (void)state;
+    TrainConfig c;
+    parse_ok("{\"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": 4, "
+             "\"gradient_accumulation_steps\": 2, \"fp16\": {\"enabled\": true}}",
+             &c);
+    TrainOverrides o = {.micro_batch = 2};
+    assert_int_equal(ds_config_apply(&c, 512, &o, NULL), 0);
+    assert_int_equal(c.micro_batch_per_gpu, 2);
+    assert_int_equal(c.grad_accum_steps, 2);
+    assert_int_equal(c.train_batch_size, 0);
+    assert_has(&c.defaults_used, "train_micro_batch_size_per_gpu = 2 (--micro-batch; the config "
+                                 "says 4)");
+    BatchPlan plan;
+    Err err = {0};
+    assert_int_equal(ds_config_resolve_batch(&c, 8, &plan, &err), 0);
+    assert_int_equal(plan.global_batch, 32);
+    ds_config_fini(&c);
+
+    parse_ok("{\"train_micro_batch_size_per_gpu\": 4, \"gradient_accumulation_steps\": 2, "
+             "\"fp16\": {\"enabled\": true}}",
+             &c);
+    o = (TrainOverrides){.global_batch = 256, .has_precision = true, .precision = PRECISION_BF16};
+    assert_int_equal(ds_config_apply(&c, 512, &o, NULL), 0);
+    assert_int_equal(c.precision, PRECISION_BF16);
+    assert_has(&c.defaults_used, "precision = bf16 (--precision; the config says fp16)");
+    assert_int_equal(ds_config_resolve_batch(&c, 8, &plan, &err), 0);
+    assert_int_equal(plan.micro_batch, 4);
+    assert_int_equal(plan.grad_accum, 8);
     ds_config_fini(&c);
 }
 
@@ -357,8 +512,6 @@ static void test_fp16_and_bf16(void **state)
                        "{\"enabled\": true}}",
                        "ds.json: bf16.enabled: expected at most one of fp16.enabled and "
                        "bf16.enabled to be true, got both");
-    assert_parse_fails("{\"train_batch_size\": 8, \"fp16\": {\"enabled\": \"auto\"}}",
-                       "ds.json: fp16.enabled: expected true or false, got \"auto\"");
     assert_parse_fails("{\"train_batch_size\": 8, \"bf16\": true}",
                        "ds.json: bf16: expected an object, got true");
     /* Both present but only one enabled is fine. */
@@ -446,13 +599,18 @@ static void test_stage_out_of_range(void **state)
 static void test_wrong_types(void **state)
 {
     (void)state;
-    assert_parse_fails("{\"train_batch_size\": \"auto\"}",
+    assert_parse_fails("{\"train_batch_size\": \"8\"}",
                        "ds.json: train_batch_size: expected integer in [1, 2147483648], got "
-                       "\"auto\"");
+                       "\"8\"");
     assert_parse_fails("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 2, "
-                       "\"reduce_bucket_size\": \"auto\"}}",
-                       "ds.json: zero_optimization.reduce_bucket_size: expected integer >= 1, "
-                       "got \"auto\"");
+                       "\"reduce_bucket_size\": \"5e8\"}}",
+                       "ds.json: zero_optimization.reduce_bucket_size: expected integer >= 0, "
+                       "got \"5e8\"");
+    /* "auto" in a key HF does not fill and DeepSpeed reads outside its config models */
+    assert_parse_fails("{\"train_batch_size\": 8, \"activation_checkpointing\": "
+                       "{\"partition_activations\": \"auto\"}}",
+                       "ds.json: activation_checkpointing.partition_activations: expected true "
+                       "or false, got \"auto\"");
     assert_parse_fails("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 2, "
                        "\"overlap_comm\": 1}}",
                        "ds.json: zero_optimization.overlap_comm: expected true or false, got 1");
@@ -619,15 +777,13 @@ static void test_shipped_configs_as_documented(void **state)
         assert_int_equal(c.precision, cases[i].precision);
         assert_int_equal(c.micro_batch_per_gpu, 4);
         assert_int_equal(c.grad_accum_steps, 1);
-        assert_has(&c.not_modelled, "optimizer.params");
+        assert_int_equal(c.not_modelled.n_items, 0);
         ds_config_fini(&c);
     }
     TrainConfig c;
     Err err = {0};
     assert_int_equal(ds_config_load(&c, "zero3-infinity-nvme", ZEROSIM_SOURCE_DIR, &err), 0);
-    assert_has(&c.not_modelled, "aio");
-    assert_has(&c.not_modelled, "zero_optimization.offload_optimizer.nvme_path");
-    assert_has(&c.not_modelled, "zero_optimization.offload_param.nvme_path");
+    assert_int_equal(c.not_modelled.n_items, 0); /* aio, nvme_path: metadata */
     assert_int_equal(c.zero.prefetch_bucket_size, 10000000);
     ds_config_fini(&c);
 }
@@ -639,9 +795,53 @@ static void test_load_unknown_name(void **state)
     Err err = {0};
     assert_int_equal(ds_config_load(&c, "zero4", ZEROSIM_SOURCE_DIR, &err), -1);
     assert_string_equal(err.msg, "config \"zero4\": expected a .json path or a shipped name "
-                                 "(zero0, zero1, zero2, zero2-offload-cpu, zero3, "
+                                 "(hf-zero2, hf-zero3, zero0, zero1, zero2, zero2-offload-cpu, zero3, "
                                  "zero3-infinity-nvme, zero3-offload-cpu), got neither");
     ds_config_fini(&c);
+}
+
+/* tests/inputs/real/ds_config/: configs from HF accelerate and transformers' templates and
+ * tests, axolotl, LLaMA-Factory, FastChat, LLaVA, Stanford Alpaca and DeepSpeedExamples,
+ * copied verbatim (tests/inputs/real/SOURCES.md). Every one is read, its "auto" values filled
+ * as HF Trainer fills them (hidden 4096, --precision bf16) and its batch resolved on 8 GPUs. */
+static void test_every_real_config_accepted(void **state)
+{
+    (void)state;
+    char dir_path[512];
+    snprintf(dir_path, sizeof dir_path, "%s/tests/inputs/real/ds_config", ZEROSIM_SOURCE_DIR);
+    DIR *dir = opendir(dir_path);
+    assert_non_null(dir);
+    size_t n_files = 0, n_auto = 0, n_bad = 0;
+    for (struct dirent *e = readdir(dir); e != NULL; e = readdir(dir)) {
+        if (e->d_name[0] == '.' || strstr(e->d_name, ".json") == NULL)
+            continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir_path, e->d_name);
+        TrainConfig c;
+        Err err = {0};
+        BatchPlan plan;
+        const TrainOverrides o = {.has_precision = true, .precision = PRECISION_BF16};
+        int rc = ds_config_load(&c, path, ZEROSIM_SOURCE_DIR, &err);
+        n_auto += rc == 0 && c.auto_keys != 0;
+        if (rc == 0)
+            rc = ds_config_apply(&c, 4096, &o, &err);
+        if (rc == 0)
+            rc = ds_config_resolve_batch(&c, 8, &plan, &err);
+        if (rc != 0) {
+            fprintf(stderr, "%s\n", err.msg);
+            n_bad++;
+        } else {
+            assert_int_equal(c.auto_keys, 0);
+            assert_int_equal(c.precision, PRECISION_BF16);
+            assert_true(plan.global_batch == plan.micro_batch * plan.grad_accum * 8);
+        }
+        ds_config_fini(&c);
+        n_files++;
+    }
+    closedir(dir);
+    assert_int_equal(n_bad, 0);
+    assert_true(n_files >= 30);
+    assert_true(n_auto >= 30); /* most real files are HF Trainer's, with "auto" */
 }
 
 int main(void)
@@ -658,6 +858,10 @@ int main(void)
         cmocka_unit_test(test_alias_and_name_both_given),
         cmocka_unit_test(test_typo_in_zero_section),
         cmocka_unit_test(test_not_modelled_keys_are_warnings),
+        cmocka_unit_test(test_unknown_top_level_keys_are_warnings),
+        cmocka_unit_test(test_zero_bounds_accept_zero),
+        cmocka_unit_test(test_auto_resolved_as_hf),
+        cmocka_unit_test(test_overrides_replace_config),
         cmocka_unit_test(test_offload_param_needs_stage3),
         cmocka_unit_test(test_nvme_optimizer_needs_stage3),
         cmocka_unit_test(test_fp16_and_bf16),
@@ -670,6 +874,7 @@ int main(void)
         cmocka_unit_test(test_every_shipped_config_loads),
         cmocka_unit_test(test_shipped_configs_as_documented),
         cmocka_unit_test(test_load_unknown_name),
+        cmocka_unit_test(test_every_real_config_accepted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

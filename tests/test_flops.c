@@ -37,9 +37,10 @@ static ModelConfig gpt(uint64_t h, uint64_t layers, uint64_t heads, uint64_t voc
     c.vocab = vocab;
     c.max_seq = max_seq;
     c.is_gated_mlp = false;
-    c.has_linear_bias = false;
-    c.has_norm_bias = false;
-    c.has_learned_pos = false;
+    c.embed_dim = h;
+    c.norm = NORM_WEIGHT; /* no biases, no position table: two h-wide norms per layer */
+    c.n_layer_norms = 2;
+    c.has_final_norm = true;
     c.is_tied = true;
     c.is_qkv_fused = true;
     return c;
@@ -132,7 +133,7 @@ static void test_flops_step_biases_add_no_gemm_flops(void **state)
     ModelConfig c;
     Err err = {0};
     assert_int_equal(model_config_load(&c, "gpt3-175b", ZEROSIM_SOURCE_DIR, &err), 0);
-    assert_true(c.has_linear_bias);
+    assert_true(c.has_qkv_bias && c.has_out_bias && c.has_mlp_bias);
     ModelParams p;
     params_count(&c, &p);
     RunSetup su = setup_of(2048, 1536, RECOMPUTE_FULL);
@@ -210,6 +211,30 @@ static void test_flops_step_gqa_gated_layer(void **state)
     assert_rel(f.hardware, tokens * (80 * 3 * f.layer_fwd_per_token + 6.0 * 8192 * 32000), 1e-12);
 }
 
+/* Sliding windows: with FlashAttention a windowed layer attends to w keys per query, so
+ * Gemma 2's alternation (13 of 26 layers at w = 1024, s = 4096) averages 2560 keys; unfused
+ * attention multiplies the whole masked s x s. */
+static void test_flops_step_sliding_windows(void **state)
+{
+    (void)state;
+    ModelConfig c = gpt(2048, 26, 16, 32000, 8192);
+    c.sliding_window = 1024;
+    c.n_sliding_layers = 13;
+    ModelParams p;
+    params_count(&c, &p);
+    RunSetup su = setup_of(4096, 8, RECOMPUTE_NONE);
+    StepFlops f;
+    flops_step(&c, &p, &su, &f);
+    assert_true(f.attn_core_per_token == 4.0 * 4096 * 2048); /* unfused: no saving */
+    su.is_flash_attention = true;
+    flops_step(&c, &p, &su, &f);
+    assert_true(f.attn_core_per_token == 4.0 * (13 * 4096.0 + 13 * 1024.0) / 26 * 2048);
+    /* a window longer than the sequence changes nothing */
+    c.sliding_window = 8192;
+    flops_step(&c, &p, &su, &f);
+    assert_true(f.attn_core_per_token == 4.0 * 4096 * 2048);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -221,6 +246,7 @@ int main(void)
         cmocka_unit_test(test_flops_step_hardware_without_and_selective_recompute),
         cmocka_unit_test(test_flops_step_model_flops_palm),
         cmocka_unit_test(test_flops_step_gqa_gated_layer),
+        cmocka_unit_test(test_flops_step_sliding_windows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -96,20 +96,18 @@ static void test_gpt2(void **state)
     assert_int_equal(c.vocab, 50257);
     assert_int_equal(c.max_seq, 1024);
     assert_false(c.is_gated_mlp);
-    assert_true(c.has_linear_bias);
-    assert_true(c.has_norm_bias);
-    assert_true(c.has_learned_pos);
+    assert_true(c.has_mlp_bias);
+    assert_int_equal(c.norm, NORM_AND_BIAS);
+    assert_true(c.position_rows > 0);
     assert_true(c.is_tied);
     assert_true(c.is_qkv_fused);
     /* Defaults applied are recorded with their reason. */
     assert_has(&c.defaults_used, "n_inner = 6400 (4 x n_embd, GPT2Config)");
     assert_has(&c.defaults_used, "tie_word_embeddings = true (GPT2Config default)");
     assert_int_equal(c.defaults_used.n_items, 2);
-    /* Keys HuggingFace defines but zerosim does not model, in file order. */
-    assert_int_equal(c.not_modelled.n_items, 3);
-    assert_string_equal(c.not_modelled.items[0], "architectures");
-    assert_string_equal(c.not_modelled.items[1], "layer_norm_epsilon");
-    assert_string_equal(c.not_modelled.items[2], "resid_pdrop");
+    /* Keys HuggingFace defines that change nothing (epsilon, dropout) are silent. */
+    assert_int_equal(c.not_modelled.n_items, 0);
+    assert_int_equal(c.unknown_keys.n_items, 0);
     model_config_fini(&c);
 }
 
@@ -163,15 +161,13 @@ static void test_llama_gqa(void **state)
     assert_int_equal(c.vocab, 32000);
     assert_int_equal(c.max_seq, 4096);
     assert_true(c.is_gated_mlp);
-    assert_false(c.has_linear_bias);
-    assert_false(c.has_norm_bias);
-    assert_false(c.has_learned_pos);
+    assert_false(c.has_mlp_bias);
+    assert_true(c.norm != NORM_AND_BIAS);
+    assert_int_equal(c.position_rows, 0);
     assert_false(c.is_tied);
     assert_false(c.is_qkv_fused);
     assert_int_equal(c.defaults_used.n_items, 0);
-    assert_has(&c.not_modelled, "architectures");
-    assert_has(&c.not_modelled, "rms_norm_eps");
-    assert_has(&c.not_modelled, "rope_scaling");
+    assert_int_equal(c.not_modelled.n_items + c.unknown_keys.n_items, 0);
     model_config_fini(&c);
 }
 
@@ -211,14 +207,16 @@ static void test_llama_bias(void **state)
              "\"num_attention_heads\": 4, \"intermediate_size\": 256, "
              "\"attention_bias\": true, \"mlp_bias\": true}",
              &c);
-    assert_true(c.has_linear_bias);
+    assert_true(c.has_mlp_bias && c.has_qkv_bias && c.has_out_bias);
     model_config_fini(&c);
-    assert_parse_fails("{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
-                       "\"num_attention_heads\": 4, \"intermediate_size\": 256, "
-                       "\"attention_bias\": true}",
-                       "config.json: mlp_bias: expected attention_bias and mlp_bias to agree "
-                       "(zerosim models biases on all linear layers or none), got true and "
-                       "false");
+    /* attention_bias alone: q, k, v and o carry biases, the MLP does not (modeling_llama.py). */
+    parse_ok("{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+             "\"num_attention_heads\": 4, \"intermediate_size\": 256, "
+             "\"attention_bias\": true}",
+             &c);
+    assert_true(c.has_qkv_bias && c.has_out_bias);
+    assert_false(c.has_mlp_bias);
+    model_config_fini(&c);
 }
 
 /* GPT-NeoX 20B. */
@@ -254,14 +252,13 @@ static void test_neox(void **state)
     assert_int_equal(c.vocab, 50432);
     assert_int_equal(c.max_seq, 2048);
     assert_false(c.is_gated_mlp);
-    assert_true(c.has_linear_bias);
-    assert_true(c.has_norm_bias);
-    assert_false(c.has_learned_pos);
+    assert_true(c.has_mlp_bias);
+    assert_int_equal(c.norm, NORM_AND_BIAS);
+    assert_int_equal(c.position_rows, 0);
     assert_false(c.is_tied);
     assert_true(c.is_qkv_fused);
     assert_has(&c.defaults_used, "attention_bias = true (GPTNeoXConfig default)");
-    assert_has(&c.not_modelled, "use_parallel_residual");
-    assert_has(&c.not_modelled, "rotary_pct");
+    assert_int_equal(c.not_modelled.n_items + c.unknown_keys.n_items, 0);
     model_config_fini(&c);
 }
 
@@ -295,49 +292,163 @@ static void test_mpt(void **state)
     assert_int_equal(c.ffn_hidden, 16384);
     assert_int_equal(c.vocab, 50432);
     assert_int_equal(c.max_seq, 2048);
-    assert_false(c.has_linear_bias);
-    assert_false(c.has_norm_bias);
+    assert_false(c.has_mlp_bias);
+    assert_true(c.norm != NORM_AND_BIAS);
     assert_true(c.is_tied);
     assert_true(c.is_qkv_fused);
     assert_int_equal(c.defaults_used.n_items, 0);
-    assert_has(&c.not_modelled, "attn_config");
-    assert_has(&c.not_modelled, "norm_type");
+    assert_int_equal(c.not_modelled.n_items + c.unknown_keys.n_items, 0);
     model_config_fini(&c);
 }
 
-/* An unknown model_type is read by its key style, and a note says so. */
-static void test_unknown_model_type_by_keys(void **state)
+/* Without model_type, architectures names the family; with neither, the key style does, and
+ * a note says so. */
+static void test_family_without_model_type(void **state)
 {
     (void)state;
     ModelConfig c;
-    parse_ok("{\"model_type\": \"qwen2\", \"hidden_size\": 896, \"num_hidden_layers\": 24, "
-             "\"num_attention_heads\": 14, \"num_key_value_heads\": 2, "
-             "\"intermediate_size\": 4864, \"vocab_size\": 151936, "
-             "\"max_position_embeddings\": 32768, \"tie_word_embeddings\": true}",
+    parse_ok("{\"architectures\": [\"Qwen2ForCausalLM\"], \"hidden_size\": 896, "
+             "\"num_hidden_layers\": 24, \"num_attention_heads\": 14, "
+             "\"num_key_value_heads\": 2, \"intermediate_size\": 4864, "
+             "\"vocab_size\": 151936, \"tie_word_embeddings\": true}",
              &c);
-    assert_int_equal(c.family, MODEL_FAMILY_LLAMA);
+    assert_int_equal(c.family, MODEL_FAMILY_QWEN2);
     assert_string_equal(c.model_type, "qwen2");
-    assert_int_equal(c.n_kv_heads, 2);
-    assert_true(c.is_tied);
-    assert_has(&c.defaults_used, "architecture read as Llama style (hidden_size): model_type "
-                                 "\"qwen2\" is not one zerosim knows");
-    model_config_fini(&c);
-
-    parse_ok("{\"model_type\": \"megatron_gpt\", \"n_embd\": 1024, \"n_layer\": 24, "
-             "\"n_head\": 16}",
-             &c);
-    assert_int_equal(c.family, MODEL_FAMILY_GPT2);
-    assert_has(&c.defaults_used, "architecture read as GPT-2 style (n_embd): model_type "
-                                 "\"megatron_gpt\" is not one zerosim knows");
+    assert_true(c.has_qkv_bias);
+    assert_has(&c.defaults_used, "model_type = qwen2 (from architectures Qwen2ForCausalLM)");
     model_config_fini(&c);
 
     parse_ok("{\"d_model\": 2048, \"n_layers\": 24, \"n_heads\": 16}", &c);
     assert_int_equal(c.family, MODEL_FAMILY_MPT);
     assert_string_equal(c.model_type, "");
     assert_int_equal(c.ffn_hidden, 8192);
-    assert_has(&c.defaults_used, "architecture read as MPT style (d_model): model_type absent");
+    assert_has(&c.defaults_used, "architecture read as MPT style (d_model): neither model_type "
+                                 "nor architectures given");
     assert_has(&c.defaults_used, "expansion_ratio = 4 (MptConfig default)");
     model_config_fini(&c);
+}
+
+/* A family zerosim cannot model is refused in one line that names it, never read as Llama. */
+static void test_unsupported_families_refused(void **state)
+{
+    (void)state;
+    assert_parse_fails("{\"model_type\": \"t5\", \"d_model\": 512, \"num_layers\": 6}",
+                       "config.json: model_type: expected a decoder-only family zerosim models, "
+                       "got \"t5\" (encoder-decoder T5, not supported)");
+    assert_parse_fails("{\"model_type\": \"llava\", \"text_config\": {}, "
+                       "\"vision_config\": {}}",
+                       "config.json: model_type: expected a decoder-only family zerosim models, "
+                       "got \"llava\" (vision-language LLaVA (a vision tower beside "
+                       "text_config), not supported)");
+    assert_parse_fails("{\"model_type\": \"mixtral\", \"hidden_size\": 4096}",
+                       "config.json: model_type: expected a decoder-only family zerosim models, "
+                       "got \"mixtral\" (mixture-of-experts Mixtral, not supported)");
+    assert_parse_fails("{\"model_type\": \"megatron_gpt\", \"n_embd\": 1024}",
+                       "config.json: model_type: expected a family zerosim models (gpt2 "
+                       "gpt_bigcode gptj gpt_neox opt bloom falcon llama mistral qwen2 qwen3 "
+                       "gemma gemma2 gemma3_text phi phi3 olmo olmo2 olmo3 starcoder2 mpt), got "
+                       "\"megatron_gpt\" (not supported)");
+    assert_parse_fails("{\"architectures\": [\"T5ForConditionalGeneration\"], \"d_model\": 512}",
+                       "config.json: architectures: expected a family zerosim models (gpt2 "
+                       "gpt_bigcode gptj gpt_neox opt bloom falcon llama mistral qwen2 qwen3 "
+                       "gemma gemma2 gemma3_text phi phi3 olmo olmo2 olmo3 starcoder2 mpt), got "
+                       "\"T5ForConditionalGeneration\" (not supported)");
+}
+
+/* An open format: keys zerosim does not read are at most a warning. */
+static void test_unknown_keys_are_warnings(void **state)
+{
+    (void)state;
+    ModelConfig c;
+    /* Qwen2's own keys, an unknown key and a typo of a key zerosim does not read */
+    parse_ok("{\"model_type\": \"qwen2\", \"hidden_size\": 896, \"num_hidden_layers\": 24, "
+             "\"num_attention_heads\": 14, \"num_key_value_heads\": 2, "
+             "\"intermediate_size\": 4864, \"max_window_layers\": 21, "
+             "\"use_sliding_window\": false, \"sliding_window\": 32768, "
+             "\"custom_pipelines\": {}, \"my_own_key\": 1, \"layer_norm_epsilom\": 1e-5, "
+             "\"quantization_config\": {\"bits\": 4}}",
+             &c);
+    assert_int_equal(c.unknown_keys.n_items, 2);
+    assert_string_equal(c.unknown_keys.items[0], "my_own_key");
+    assert_string_equal(c.unknown_keys.items[1], "layer_norm_epsilom");
+    assert_int_equal(c.not_modelled.n_items, 1);
+    assert_string_equal(c.not_modelled.items[0],
+                        "quantization_config (the result assumes 16-bit or fp32 weights as the "
+                        "DeepSpeed config says; quantized (QLoRA-style) training is not "
+                        "modelled)");
+    assert_int_equal(c.n_sliding_layers, 0); /* use_sliding_window false */
+    model_config_fini(&c);
+    /* a checkpoint of another head is read with the LM head, and says so */
+    parse_ok("{\"architectures\": [\"LlamaForSequenceClassification\"], \"model_type\": "
+             "\"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+             "\"num_attention_heads\": 4, \"intermediate_size\": 128}",
+             &c);
+    assert_int_equal(c.not_modelled.n_items, 1);
+    assert_string_equal(c.not_modelled.items[0],
+                        "architectures LlamaForSequenceClassification (the result assumes "
+                        "causal-LM training with an LM head)");
+    model_config_fini(&c);
+}
+
+/* Sliding-window layers, by layer_types or each family's rule. */
+static void test_sliding_windows(void **state)
+{
+    (void)state;
+    ModelConfig c;
+    /* Mistral: every layer */
+    parse_ok("{\"model_type\": \"mistral\", \"hidden_size\": 4096, \"num_hidden_layers\": 32, "
+             "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
+             "\"intermediate_size\": 14336, \"sliding_window\": 4096}",
+             &c);
+    assert_int_equal(c.sliding_window, 4096);
+    assert_int_equal(c.n_sliding_layers, 32);
+    model_config_fini(&c);
+    /* Mistral v0.3 and Llama: none */
+    parse_ok("{\"model_type\": \"mistral\", \"hidden_size\": 4096, \"num_hidden_layers\": 32, "
+             "\"num_attention_heads\": 32, \"intermediate_size\": 14336, "
+             "\"sliding_window\": null}",
+             &c);
+    assert_int_equal(c.n_sliding_layers, 0);
+    model_config_fini(&c);
+    /* Qwen2 with use_sliding_window: layers from max_window_layers up */
+    parse_ok("{\"model_type\": \"qwen2\", \"hidden_size\": 1536, \"num_hidden_layers\": 28, "
+             "\"num_attention_heads\": 12, \"num_key_value_heads\": 2, "
+             "\"intermediate_size\": 8960, \"use_sliding_window\": true, "
+             "\"sliding_window\": 4096, \"max_window_layers\": 21}",
+             &c);
+    assert_int_equal(c.n_sliding_layers, 7);
+    model_config_fini(&c);
+    /* Gemma 2: alternate layers, sliding_window 4096 by default (recorded) */
+    parse_ok("{\"model_type\": \"gemma2\", \"hidden_size\": 2304, \"num_hidden_layers\": 26, "
+             "\"num_attention_heads\": 8, \"num_key_value_heads\": 4, "
+             "\"intermediate_size\": 9216}",
+             &c);
+    assert_int_equal(c.n_sliding_layers, 13);
+    assert_has(&c.defaults_used, "sliding_window = 4096 (Gemma2Config default)");
+    model_config_fini(&c);
+    /* Gemma 3: five of every six layers */
+    parse_ok("{\"model_type\": \"gemma3_text\", \"hidden_size\": 1152, "
+             "\"num_hidden_layers\": 26, \"num_attention_heads\": 4, "
+             "\"num_key_value_heads\": 1, \"intermediate_size\": 6912, "
+             "\"sliding_window\": 512, \"sliding_window_pattern\": 6}",
+             &c);
+    assert_int_equal(c.sliding_window, 512);
+    assert_int_equal(c.n_sliding_layers, 22);
+    model_config_fini(&c);
+    /* layer_types, as transformers >= 4.53 writes it, wins */
+    parse_ok("{\"model_type\": \"olmo3\", \"hidden_size\": 64, \"num_hidden_layers\": 4, "
+             "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"sliding_window\": 16, "
+             "\"layer_types\": [\"sliding_attention\", \"full_attention\", "
+             "\"sliding_attention\", \"full_attention\"]}",
+             &c);
+    assert_int_equal(c.n_sliding_layers, 2);
+    assert_int_equal(c.sliding_window, 16);
+    model_config_fini(&c);
+    assert_parse_fails("{\"model_type\": \"olmo3\", \"hidden_size\": 64, "
+                       "\"num_hidden_layers\": 4, \"num_attention_heads\": 4, "
+                       "\"intermediate_size\": 128, \"layer_types\": [\"full_attention\"]}",
+                       "config.json: layer_types: expected an array of num_hidden_layers = 4 "
+                       "strings, got an array of 1");
 }
 
 /* --------------------------------------------------------------------------------- errors */
@@ -345,9 +456,9 @@ static void test_unknown_model_type_by_keys(void **state)
 static void test_no_shape_keys(void **state)
 {
     (void)state;
-    assert_parse_fails("{\"model_type\": \"bert\", \"vocab_size\": 30522}",
-                       "config.json: (top level): expected one of the shape keys hidden_size, "
-                       "n_embd or d_model, got none");
+    assert_parse_fails("{\"vocab_size\": 30522}",
+                       "config.json: (top level): expected model_type, architectures or one of "
+                       "the shape keys hidden_size, n_embd or d_model, got none");
     assert_parse_fails("[]", "config.json: (top level): expected an object, got an array");
 }
 
@@ -364,6 +475,10 @@ static void test_heads_not_dividing_hidden(void **state)
                        "4096, got 30");
     assert_parse_fails("{\"d_model\": 4096, \"n_layers\": 32, \"n_heads\": 3}",
                        "config.json: n_heads: expected a divisor of d_model = 4096, got 3");
+    /* named as the file spells them (BLOOM's legacy n_embed, n_head) */
+    assert_parse_fails("{\"model_type\": \"bloom\", \"n_embed\": 1024, \"n_layer\": 24, "
+                       "\"n_head\": 7}",
+                       "config.json: n_head: expected a divisor of n_embed = 1024, got 7");
 }
 
 static void test_kv_heads_not_dividing_heads(void **state)
@@ -406,11 +521,11 @@ static void test_typo_key_suggests(void **state)
                        "  \"intermediate_size\": 11008\n}\n",
                        "config.json: num_hiden_layers: expected a known key, got unknown key "
                        "\"num_hiden_layers\" (did you mean \"num_hidden_layers\"?)");
-    /* A typo of a key zerosim does not model is suggested from that list. */
+    /* An optional key zerosim reads, misspelt while absent, is a typo too. */
     assert_parse_fails("{\"model_type\": \"gpt2\", \"n_embd\": 768, \"n_layer\": 12, "
-                       "\"n_head\": 12, \"layer_norm_epsilom\": 1e-5}",
-                       "config.json: layer_norm_epsilom: expected a known key, got unknown key "
-                       "\"layer_norm_epsilom\" (did you mean \"layer_norm_epsilon\"?)");
+                       "\"n_head\": 12, \"vocab_sise\": 50000}",
+                       "config.json: vocab_sise: expected a known key, got unknown key "
+                       "\"vocab_sise\" (did you mean \"vocab_size\"?)");
 }
 
 static void test_wrong_type(void **state)
@@ -536,7 +651,10 @@ int main(void)
         cmocka_unit_test(test_llama_bias),
         cmocka_unit_test(test_neox),
         cmocka_unit_test(test_mpt),
-        cmocka_unit_test(test_unknown_model_type_by_keys),
+        cmocka_unit_test(test_family_without_model_type),
+        cmocka_unit_test(test_unsupported_families_refused),
+        cmocka_unit_test(test_unknown_keys_are_warnings),
+        cmocka_unit_test(test_sliding_windows),
         cmocka_unit_test(test_no_shape_keys),
         cmocka_unit_test(test_heads_not_dividing_hidden),
         cmocka_unit_test(test_kv_heads_not_dividing_heads),

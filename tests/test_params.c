@@ -15,8 +15,10 @@
 
 #include "model/params.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 typedef struct Published {
     const char *preset;
@@ -101,12 +103,328 @@ static void test_params_persistent_counts_vectors_only(void **state)
     model_config_fini(&cfg);
 }
 
+/* ------------------------------------------------------------------- one test per family */
+
+/* Each family's shape keys as its hub config.json gives them (the other keys of those files
+ * are metadata), with the published exact total: the safetensors parameter count of the hub
+ * checkpoint, or the model card's exact figure (tests/inputs/real/SOURCES.md, "Families"). */
+typedef struct FamilyCase {
+    const char *model; /* the hub checkpoint */
+    const char *json;
+    uint64_t params;
+    ModelFamily family;
+} FamilyCase;
+
+static const FamilyCase family_cases[] = {
+    {"EleutherAI/pythia-160m",
+     "{\"model_type\": \"gpt_neox\", \"hidden_size\": 768, \"num_hidden_layers\": 12, "
+     "\"num_attention_heads\": 12, \"intermediate_size\": 3072, \"vocab_size\": 50304, "
+     "\"max_position_embeddings\": 2048, \"rotary_pct\": 0.25, \"use_parallel_residual\": true, "
+     "\"tie_word_embeddings\": false}",
+     162322944ull, MODEL_FAMILY_NEOX},
+    {"facebook/opt-350m (project_in/out, no final LayerNorm)",
+     "{\"model_type\": \"opt\", \"hidden_size\": 1024, \"num_hidden_layers\": 24, "
+     "\"num_attention_heads\": 16, \"ffn_dim\": 4096, \"vocab_size\": 50272, "
+     "\"max_position_embeddings\": 2048, \"word_embed_proj_dim\": 512, "
+     "\"do_layer_norm_before\": false, \"enable_bias\": true}",
+     331196416ull, MODEL_FAMILY_OPT},
+    {"bigscience/bloom-560m",
+     "{\"model_type\": \"bloom\", \"n_embed\": 1024, \"n_layer\": 24, \"num_attention_heads\": 16, "
+     "\"vocab_size\": 250880, \"apply_residual_connection_post_layernorm\": false, "
+     "\"slow_but_exact\": false, \"masked_softmax_fusion\": true}",
+     559214592ull, MODEL_FAMILY_BLOOM},
+    {"bigscience/bloom-7b1",
+     "{\"model_type\": \"bloom\", \"hidden_size\": 4096, \"n_layer\": 30, \"n_head\": 32, "
+     "\"vocab_size\": 250880}",
+     7069016064ull, MODEL_FAMILY_BLOOM},
+    {"tiiuae/falcon-7b (multi-query, parallel attention)",
+     "{\"model_type\": \"falcon\", \"hidden_size\": 4544, \"num_hidden_layers\": 32, "
+     "\"num_attention_heads\": 71, \"multi_query\": true, \"parallel_attn\": true, "
+     "\"new_decoder_architecture\": false, \"bias\": false, \"alibi\": false, "
+     "\"vocab_size\": 65024}",
+     6921720704ull, MODEL_FAMILY_FALCON},
+    {"Qwen/Qwen3-0.6B (q/k norms, head_dim 128)",
+     "{\"model_type\": \"qwen3\", \"hidden_size\": 1024, \"num_hidden_layers\": 28, "
+     "\"num_attention_heads\": 16, \"num_key_value_heads\": 8, \"head_dim\": 128, "
+     "\"intermediate_size\": 3072, \"vocab_size\": 151936, \"max_position_embeddings\": 40960, "
+     "\"attention_bias\": false, \"tie_word_embeddings\": true, \"use_sliding_window\": false, "
+     "\"sliding_window\": null, \"max_window_layers\": 28}",
+     596049920ull, MODEL_FAMILY_QWEN3},
+    {"google/gemma-2b (multi-query, head_dim 256)",
+     "{\"model_type\": \"gemma\", \"hidden_size\": 2048, \"num_hidden_layers\": 18, "
+     "\"num_attention_heads\": 8, \"num_key_value_heads\": 1, \"head_dim\": 256, "
+     "\"intermediate_size\": 16384, \"vocab_size\": 256000, \"max_position_embeddings\": 8192, "
+     "\"hidden_act\": \"gelu\"}",
+     2506172416ull, MODEL_FAMILY_GEMMA},
+    {"google/gemma-7b (16 heads x 256 > hidden 3072)",
+     "{\"model_type\": \"gemma\", \"hidden_size\": 3072, \"num_hidden_layers\": 28, "
+     "\"num_attention_heads\": 16, \"num_key_value_heads\": 16, \"head_dim\": 256, "
+     "\"intermediate_size\": 24576, \"vocab_size\": 256000, \"max_position_embeddings\": 8192}",
+     8537680896ull, MODEL_FAMILY_GEMMA},
+    {"google/gemma-2-2b (four norms per layer)",
+     "{\"model_type\": \"gemma2\", \"hidden_size\": 2304, \"num_hidden_layers\": 26, "
+     "\"num_attention_heads\": 8, \"num_key_value_heads\": 4, \"head_dim\": 256, "
+     "\"intermediate_size\": 9216, \"vocab_size\": 256000, \"sliding_window\": 4096, "
+     "\"attn_logit_softcapping\": 50.0, \"final_logit_softcapping\": 30.0, "
+     "\"query_pre_attn_scalar\": 256, \"cache_implementation\": \"hybrid\"}",
+     2614341888ull, MODEL_FAMILY_GEMMA2},
+    {"google/gemma-2-9b",
+     "{\"model_type\": \"gemma2\", \"hidden_size\": 3584, \"num_hidden_layers\": 42, "
+     "\"num_attention_heads\": 16, \"num_key_value_heads\": 8, \"head_dim\": 256, "
+     "\"intermediate_size\": 14336, \"vocab_size\": 256000, \"sliding_window\": 4096}",
+     9241705984ull, MODEL_FAMILY_GEMMA2},
+    {"google/gemma-3-1b-pt (text only: q/k norms, 5:1 sliding windows)",
+     "{\"model_type\": \"gemma3_text\", \"hidden_size\": 1152, \"num_hidden_layers\": 26, "
+     "\"num_attention_heads\": 4, \"num_key_value_heads\": 1, \"head_dim\": 256, "
+     "\"intermediate_size\": 6912, \"vocab_size\": 262144, \"max_position_embeddings\": 32768, "
+     "\"sliding_window\": 512, \"sliding_window_pattern\": 6, \"rope_local_base_freq\": 10000.0}",
+     999885952ull, MODEL_FAMILY_GEMMA3},
+    {"microsoft/phi-1_5 (parallel block, biased LM head)",
+     "{\"model_type\": \"phi\", \"hidden_size\": 2048, \"num_hidden_layers\": 24, "
+     "\"num_attention_heads\": 32, \"intermediate_size\": 8192, \"vocab_size\": 51200, "
+     "\"max_position_embeddings\": 2048, \"partial_rotary_factor\": 0.5, "
+     "\"qk_layernorm\": false, \"tie_word_embeddings\": false}",
+     1418270720ull, MODEL_FAMILY_PHI},
+    {"microsoft/Phi-3-mini-4k-instruct (fused qkv and gate_up)",
+     "{\"model_type\": \"phi3\", \"hidden_size\": 3072, \"num_hidden_layers\": 32, "
+     "\"num_attention_heads\": 32, \"num_key_value_heads\": 32, \"intermediate_size\": 8192, "
+     "\"vocab_size\": 32064, \"max_position_embeddings\": 4096, \"sliding_window\": 2047, "
+     "\"tie_word_embeddings\": false}",
+     3821079552ull, MODEL_FAMILY_PHI3},
+    {"microsoft/phi-4 (phi3 layout, GQA)",
+     "{\"model_type\": \"phi3\", \"hidden_size\": 5120, \"num_hidden_layers\": 40, "
+     "\"num_attention_heads\": 40, \"num_key_value_heads\": 10, \"intermediate_size\": 17920, "
+     "\"vocab_size\": 100352, \"max_position_embeddings\": 16384, \"sliding_window\": null, "
+     "\"tie_word_embeddings\": false}",
+     14659507200ull, MODEL_FAMILY_PHI3},
+    {"allenai/OLMo-1B-hf (non-parametric LayerNorm, tied)",
+     "{\"model_type\": \"olmo\", \"hidden_size\": 2048, \"num_hidden_layers\": 16, "
+     "\"num_attention_heads\": 16, \"intermediate_size\": 8192, \"vocab_size\": 50304, "
+     "\"max_position_embeddings\": 2048, \"clip_qkv\": null, \"tie_word_embeddings\": true}",
+     1176764416ull, MODEL_FAMILY_OLMO},
+    {"allenai/OLMo-7B-hf (untied)",
+     "{\"model_type\": \"olmo\", \"hidden_size\": 4096, \"num_hidden_layers\": 32, "
+     "\"num_attention_heads\": 32, \"intermediate_size\": 11008, \"vocab_size\": 50304, "
+     "\"tie_word_embeddings\": false}",
+     6888095744ull, MODEL_FAMILY_OLMO},
+    {"allenai/OLMo-2-1124-7B (post-norms, q/k norms over all heads)",
+     "{\"model_type\": \"olmo2\", \"hidden_size\": 4096, \"num_hidden_layers\": 32, "
+     "\"num_attention_heads\": 32, \"num_key_value_heads\": 32, \"intermediate_size\": 11008, "
+     "\"vocab_size\": 100352, \"max_position_embeddings\": 4096, \"tie_word_embeddings\": false}",
+     7298617344ull, MODEL_FAMILY_OLMO2},
+    {"bigcode/starcoder2-3b",
+     "{\"model_type\": \"starcoder2\", \"hidden_size\": 3072, \"num_hidden_layers\": 30, "
+     "\"num_attention_heads\": 24, \"num_key_value_heads\": 2, \"intermediate_size\": 12288, "
+     "\"vocab_size\": 49152, \"max_position_embeddings\": 16384, \"sliding_window\": 4096, "
+     "\"use_bias\": true, \"norm_epsilon\": 1e-05}",
+     3030371328ull, MODEL_FAMILY_STARCODER2},
+    {"bigcode/starcoder2-7b",
+     "{\"model_type\": \"starcoder2\", \"hidden_size\": 4608, \"num_hidden_layers\": 32, "
+     "\"num_attention_heads\": 36, \"num_key_value_heads\": 4, \"intermediate_size\": 18432, "
+     "\"vocab_size\": 49152, \"max_position_embeddings\": 16384, \"sliding_window\": 4096, "
+     "\"use_bias\": true}",
+     7173923840ull, MODEL_FAMILY_STARCODER2},
+};
+
+static void test_params_count_each_family(void **state)
+{
+    (void)state;
+    size_t n_bad = 0;
+    for (size_t i = 0; i < sizeof family_cases / sizeof family_cases[0]; i++) {
+        const FamilyCase *fc = &family_cases[i];
+        ModelConfig cfg;
+        Err err = {0};
+        if (model_config_parse(&cfg, fc->model, fc->json, strlen(fc->json), &err) != 0) {
+            fprintf(stderr, "%s: %s\n", fc->model, err.msg);
+            n_bad++;
+            model_config_fini(&cfg);
+            continue;
+        }
+        ModelParams p;
+        params_count(&cfg, &p);
+        if (p.total != fc->params || cfg.family != fc->family) {
+            fprintf(stderr, "%s: %s, %llu parameters, published %llu (%+.4f%%)\n", fc->model,
+                    model_config_family_name(cfg.family), (unsigned long long)p.total,
+                    (unsigned long long)fc->params,
+                    100.0 * ((double)p.total - (double)fc->params) / (double)fc->params);
+            n_bad++;
+        }
+        model_config_fini(&cfg);
+    }
+    assert_int_equal(n_bad, 0);
+}
+
+/* GPT-BigCode (SantaCoder's shape) by hand: GPT-2's layer with multi-query c_attn of
+ * h x (h + 2 d) plus bias; no published exact total, so the count is worked here. */
+static void test_params_count_bigcode_by_hand(void **state)
+{
+    (void)state;
+    static const char json[] = "{\"model_type\": \"gpt_bigcode\", \"n_embd\": 2048, "
+                               "\"n_layer\": 24, \"n_head\": 16, \"n_positions\": 2048, "
+                               "\"vocab_size\": 49280, \"multi_query\": true}";
+    ModelConfig cfg;
+    Err err = {0};
+    assert_int_equal(model_config_parse(&cfg, "santacoder", json, strlen(json), &err), 0);
+    ModelParams p;
+    params_count(&cfg, &p);
+    const uint64_t h = 2048, d = 128, f = 4 * h;
+    const uint64_t layer = 2 * 2 * h + h * (h + 2 * d) + (h + 2 * d) + h * h + h + h * f + f +
+                           f * h + h;
+    assert_int_equal(cfg.n_kv_heads, 1);
+    assert_int_equal(p.per_layer, layer);
+    assert_int_equal(p.total, 24 * layer + 49280 * h + 2048 * h + 2 * h);
+    model_config_fini(&cfg);
+}
+
+/* ------------------------------------------------------------ the corpus of real files */
+
+/* tests/inputs/real/config/: config.json files as published on the HuggingFace hub, copied
+ * verbatim from public repositories (tests/inputs/real/SOURCES.md). Every decoder-only model
+ * is read with its exact parameter count: the hub's safetensors total (total_size / 2 for
+ * 16-bit checkpoints) or the model card's exact figure, as SOURCES.md gives for each. A fine-
+ * tune has its base model's count. The rest are refused in one line naming the family. */
+typedef struct RealConfig {
+    const char *file;
+    uint64_t params;     /* published count; 0: refused */
+    const char *refusal; /* the end of the message when refused */
+    double tolerance;    /* relative; 0: exact */
+    bool is_unverified;  /* no published exact total found: the count is zerosim's own,
+                            kept so a change to it is seen, and not counted as verified */
+} RealConfig;
+
+#define LLAMA2_7B 6738415616ull   /* meta-llama/Llama-2-7b-hf safetensors */
+#define LLAMA2_13B 13015864320ull /* meta-llama/Llama-2-13b-hf safetensors */
+#define LLAMA2_70B 68976648192ull /* meta-llama/Llama-2-70b-hf safetensors */
+#define LLAMA32_1B 1235814400ull  /* meta-llama/Llama-3.2-1B safetensors */
+#define LLAMA32_3B 3212749824ull  /* meta-llama/Llama-3.2-3B index total_size 6425499648 / 2 */
+#define LLAMA3_8B 8030261248ull   /* meta-llama/Meta-Llama-3-8B safetensors */
+#define GPT2_LARGE 774030080ull   /* openai-community/gpt2-large safetensors */
+#define QWEN25_05B 494032768ull   /* Qwen/Qwen2.5-0.5B safetensors */
+#define PHI2 2779683840ull        /* microsoft/phi-2 safetensors */
+
+static const RealConfig real_configs[] = {
+    {"DeepSeek-R1-Distill-Llama-8B.crag-meta.json", LLAMA3_8B, NULL, 0, false},
+    {"Llama-2-13b-hf.hpmll.json", LLAMA2_13B, NULL, 0, false},
+    {"Llama-2-70b-chat-hf.hpmll.json", LLAMA2_70B, NULL, 0, false},
+    {"Llama-2-7b-hf.hpmll.json", LLAMA2_7B, NULL, 0, false},
+    {"Llama-3-8B-instruct.crag-meta.json", LLAMA3_8B, NULL, 0, false},
+    {"Llama-3.2-1B-Instruct.ishrink.json", LLAMA32_1B, NULL, 0, false},
+    {"Llama-3.2-1B.ishrink.json", LLAMA32_1B, NULL, 0, false},
+    {"Llama-3.2-1B.llm-projects.json", LLAMA32_1B, NULL, 0, false},
+    {"Llama-3.2-3B.ishrink.json", LLAMA32_3B, NULL, 0, false},
+    {"Meta-Llama-3-8B-Instruct.crag-meta.json", LLAMA3_8B, NULL, 0, false},
+    {"Qwen2.5-0.5B-Instruct.qwen-25-api.json", QWEN25_05B, NULL, 0, false},
+    {"Qwen2.5-0.5B.qwen-project.json", QWEN25_05B, NULL, 0, false},
+    {"TinyLlama-1.1B-Chat-v1.0.nanoquant.json", 1100048384ull, NULL, 0, false},
+    {"distilgpt2.ai-text-gen.json", 81912576ull, NULL, 0, false},
+    {"gpt2-large.quantumbench.json", GPT2_LARGE, NULL, 0, false},
+    {"gpt2.quantumbench.json", 124439808ull, NULL, 0, false},
+    {"llama-2-13b.squeezellm.json", LLAMA2_13B, NULL, 0, false},
+    {"llama-2-7b.squeezellm.json", LLAMA2_7B, NULL, 0, false},
+    {"opt-1.3b.squeezellm.json", 1315758080ull, NULL, 0, false},
+    {"opt-13b.squeezellm.json", 12853473280ull, NULL, 0, false},
+    {"opt-2.7b.squeezellm.json", 2651596800ull, NULL, 0, false},
+    {"opt-30b.squeezellm.json", 29974540288ull, NULL, 0, true},
+    {"opt-6.7b.squeezellm.json", 6658473984ull, NULL, 0, false},
+    {"phi-2.personal-assistant.json", PHI2, NULL, 0, false},
+    {"phi-2.vlm-interp.json", PHI2, NULL, 0, false},
+    {"vicuna-13b-v1.3.squeezellm.json", LLAMA2_13B, NULL, 0, false}, /* Llama-1 13B shape */
+    {"vicuna-7b-v1.3.squeezellm.json", LLAMA2_7B, NULL, 0, false},   /* Llama-1 7B shape */
+    {"xgen-7b-8k-base.squeezellm.json", 6895702016ull, NULL, 0, true},
+    {"xgen-7b-8k-inst.squeezellm.json", 6895702016ull, NULL, 0, true},
+    /* GPT-J: the model card's 6,053,381,344 counts the original JAX checkpoint; the HF
+     * modules hold 6,050,882,784 (-0.041%) */
+    {"gpt-j-6b.dafnet.json", 6053381344ull, NULL, 0.0005, false},
+    {"gpt-j-6b.fkt-ke.json", 6053381344ull, NULL, 0.0005, false},
+    {"gpt2-xl.dafnet.json", 1557611200ull, NULL, 0, false},
+    {"gpt2-xl.fkt-ke.json", 1557611200ull, NULL, 0, false},
+    {"llama-2-7b-hf.dafnet.json", LLAMA2_7B, NULL, 0, false},
+    {"llama-7b.llamatrain.json", LLAMA2_7B, NULL, 0, false}, /* Llama-1 7B: the same shape */
+    {"Hunyuan-MT-7B.nanoquant.json", 0, "got \"hunyuan_v1_dense\" (not supported)", 0, false},
+    {"Qwen3-Coder-30B-A3B-Instruct.ellm.json", 0,
+     "got \"qwen3_moe\" (mixture-of-experts Qwen3-MoE, not supported)", 0, false},
+    {"all-MiniLM-L6-v2.crag-meta.json", 0, "got \"bert\" (encoder-only BERT, not supported)", 0, false},
+    {"bge-reranker-v2-m3.crag-meta.json", 0,
+     "got \"xlm-roberta\" (encoder-only XLM-RoBERTa, not supported)", 0, false},
+    {"bunny-phi-2-siglip-lora.vlm-interp.json", 0, "got \"bunny-phi\" (vision-language: it has mm_vision_tower; not supported)", 0, false},
+    {"t5-small.kimo.json", 0, "got \"t5\" (encoder-decoder T5, not supported)", 0, false},
+    {"roberta-base.fkt-ke.json", 0, "got \"roberta\" (encoder-only RoBERTa, not supported)", 0, false},
+};
+
+static void test_params_real_configs_exact(void **state)
+{
+    (void)state;
+    size_t n_verified = 0, n_bad = 0;
+    for (size_t i = 0; i < sizeof real_configs / sizeof real_configs[0]; i++) {
+        const RealConfig *rc = &real_configs[i];
+        char path[512];
+        snprintf(path, sizeof path, "%s/tests/inputs/real/config/%s", ZEROSIM_SOURCE_DIR,
+                 rc->file);
+        ModelConfig cfg;
+        Err err = {0};
+        int ok = model_config_load(&cfg, path, ZEROSIM_SOURCE_DIR, &err);
+        if (rc->params == 0) {
+            size_t n = strlen(err.msg), m = strlen(rc->refusal);
+            if (ok == 0 || n < m || strcmp(err.msg + n - m, rc->refusal) != 0) {
+                fprintf(stderr, "%s: expected a refusal ending %s, got: %s\n", rc->file,
+                        rc->refusal, ok == 0 ? "accepted" : err.msg);
+                n_bad++;
+            }
+        } else if (ok != 0) {
+            fprintf(stderr, "%s: %s\n", rc->file, err.msg);
+            n_bad++;
+        } else {
+            ModelParams p;
+            params_count(&cfg, &p);
+            n_verified += !rc->is_unverified;
+            double rel = fabs((double)p.total - (double)rc->params) / (double)rc->params;
+            if (rc->tolerance == 0 ? p.total != rc->params : rel > rc->tolerance) {
+                fprintf(stderr, "%s: %llu parameters, published %llu (%+.4f%%)\n", rc->file,
+                        (unsigned long long)p.total, (unsigned long long)rc->params,
+                        100.0 * ((double)p.total - (double)rc->params) / (double)rc->params);
+                n_bad++;
+            }
+        }
+        model_config_fini(&cfg);
+    }
+    assert_int_equal(n_bad, 0);
+    assert_true(n_verified >= 30);
+}
+
+/* Every file of the corpus is in the table above. */
+static void test_params_real_configs_all_listed(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/inputs/real/config", ZEROSIM_SOURCE_DIR);
+    DIR *dir = opendir(path);
+    assert_non_null(dir);
+    size_t n_files = 0;
+    for (struct dirent *e = readdir(dir); e != NULL; e = readdir(dir)) {
+        if (e->d_name[0] == '.')
+            continue;
+        n_files++;
+        bool is_listed = false;
+        for (size_t i = 0; i < sizeof real_configs / sizeof real_configs[0]; i++)
+            is_listed = is_listed || strcmp(real_configs[i].file, e->d_name) == 0;
+        if (!is_listed)
+            fprintf(stderr, "%s is not in real_configs\n", e->d_name);
+        assert_true(is_listed);
+    }
+    closedir(dir);
+    assert_int_equal(n_files, sizeof real_configs / sizeof real_configs[0]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_params_count_matches_published),
         cmocka_unit_test(test_params_count_gpt2_by_hand),
         cmocka_unit_test(test_params_persistent_counts_vectors_only),
+        cmocka_unit_test(test_params_count_each_family),
+        cmocka_unit_test(test_params_count_bigcode_by_hand),
+        cmocka_unit_test(test_params_real_configs_exact),
+        cmocka_unit_test(test_params_real_configs_all_listed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -420,10 +420,34 @@ static void test_zero_memory_step_copies_by_stage(void **state)
     assert_int_equal(m.gpu_step_copies, 6 * 334);
 }
 
+/* DeepSpeed's bf16 low-precision options: bf16_master_weights_and_grads keeps a 2-byte
+ * master copy, bf16_optimizer_states 2-byte Adam moments, so K goes 12 -> 10 -> 6 (the
+ * DeepSpeedExamples bf16_master_weight README's breakdown without its master gradients);
+ * under fp16 the bf16 section's options do not apply. */
+static void test_zero_memory_bf16_master_and_states(void **state)
+{
+    (void)state;
+    const uint64_t psi = 1000000000ull, n = 4;
+    ModelParams p = params_of(psi);
+    ZeroMemory m;
+    TrainConfig cfg = train(3, PRECISION_BF16);
+    cfg.is_bf16_master = true;
+    zero_memory(&cfg, &p, 1, n, &m);
+    assert_int_equal(m.optimizer_bytes, 2 + 4 * 2);
+    cfg.is_bf16_optimizer_states = true;
+    zero_memory(&cfg, &p, 1, n, &m);
+    assert_int_equal(m.optimizer_bytes, 2 + 2 * 2);
+    assert_int_equal(m.gpu_model_states, (2 + 2 + 6) * (psi / n));
+    cfg.precision = PRECISION_FP16;
+    zero_memory(&cfg, &p, 1, n, &m);
+    assert_int_equal(m.optimizer_bytes, 12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_zero_memory_matches_table1_grid),
+        cmocka_unit_test(test_zero_memory_bf16_master_and_states),
         cmocka_unit_test(test_zero_memory_matches_table1_spot_values),
         cmocka_unit_test(test_zero_memory_paper_bytes_by_hand),
         cmocka_unit_test(test_zero_memory_partitions_by_stage),

@@ -149,26 +149,66 @@ const char *cli_data_dir(void)
     return env && env[0] ? env : ZEROSIM_DATA_DIR;
 }
 
+bool cli_is_quiet = false;
+
+int cli_train_overrides(const char *command, const CliOption *options, int n_options,
+                        TrainOverrides *out)
+{
+    *out = (TrainOverrides){0};
+    if (cli_count(command, "--micro-batch", cli_value(options, n_options, "--micro-batch"),
+                  &out->micro_batch) ||
+        cli_count(command, "--grad-accum", cli_value(options, n_options, "--grad-accum"),
+                  &out->grad_accum) ||
+        cli_count(command, "--global-batch", cli_value(options, n_options, "--global-batch"),
+                  &out->global_batch))
+        return EXIT_BAD_USAGE;
+    /* DeepSpeed's batch keys are read up to 2^31 (ds_config.c); so are these. */
+    static const char *const names_batch[] = {"--micro-batch", "--grad-accum", "--global-batch"};
+    const uint64_t given[] = {out->micro_batch, out->grad_accum, out->global_batch};
+    for (int i = 0; i < 3; i++)
+        if (given[i] > (1ull << 31))
+            return cli_usage_error(command, "%s: expected a positive integer at most 2147483648, "
+                                            "got %llu",
+                                   names_batch[i], (unsigned long long)given[i]);
+    const char *precision = cli_value(options, n_options, "--precision");
+    if (precision == NULL)
+        return 0;
+    static const Precision values[] = {PRECISION_BF16, PRECISION_FP16, PRECISION_FP32};
+    static const char *const names[] = {"bf16", "fp16", "fp32"};
+    for (int i = 0; i < 3; i++) {
+        if (strcmp(precision, names[i]) == 0) {
+            out->has_precision = true;
+            out->precision = values[i];
+            return 0;
+        }
+    }
+    return cli_usage_error(command, "--precision: expected bf16, fp16 or fp32, got \"%s\"",
+                           precision);
+}
+
 void cli_warn_precision(const char *platform_name, double bf16_flops_per_s, int is_bf16)
 {
-    if (is_bf16 && bf16_flops_per_s <= 0)
+    if (is_bf16 && bf16_flops_per_s <= 0 && !cli_is_quiet)
         fprintf(stderr,
                 "zerosim: warning: %s: the GPU has no bf16 tensor cores; the config's "
                 "bf16 runs at its fp16 peak here (real hardware would refuse or emulate it)\n",
                 platform_name);
 }
 
-void cli_warn_not_modelled(const char *file, const StrList *keys)
+static void warn_list(const char *file, const char *what, const StrList *keys)
 {
-    if (keys->n_items == 0)
+    if (keys->n_items == 0 || cli_is_quiet)
         return;
-    fprintf(stderr,
-            "zerosim: warning: %s: keys read but not modelled (they do not change the "
-            "result): ",
-            file);
+    fprintf(stderr, "zerosim: warning: %s: %s: ", file, what);
     for (size_t i = 0; i < keys->n_items; i++)
         fprintf(stderr, "%s%s", i ? ", " : "", keys->items[i]);
     fputc('\n', stderr);
+}
+
+void cli_warn_not_modelled(const char *file, const StrList *keys, const StrList *unknown)
+{
+    warn_list(file, "not modelled, the result assumes otherwise", keys);
+    warn_list(file, "unknown keys, ignored", unknown);
 }
 
 int cli_require(const char *command, const CliOption *options, int first, int last)
@@ -219,11 +259,14 @@ int cli_headroom(const char *command, const char *text, double *out_fraction, St
 }
 
 void cli_setup_defaults(const char *seq_len, const char *recompute, const char *flash,
-                        uint64_t model_max_seq, StrList *defaults)
+                        const ModelConfig *model, StrList *defaults)
 {
     if (seq_len == NULL)
-        strlist_addf(defaults, "--seq-len %llu (the model's context length)",
-                     (unsigned long long)model_max_seq);
+        strlist_addf(defaults,
+                     "--seq-len %llu (training default: %u tokens, or the model's context when "
+                     "shorter; the model's context is %llu)",
+                     (unsigned long long)model_config_default_seq_len(model),
+                     MODEL_CONFIG_TRAIN_SEQ_LEN, (unsigned long long)model->max_seq);
     if (recompute == NULL)
         strlist_addf(defaults, "--activation-checkpointing none");
     if (flash == NULL)
@@ -231,17 +274,18 @@ void cli_setup_defaults(const char *seq_len, const char *recompute, const char *
 }
 
 int cli_load_inputs(const char *model_arg, const char *config_arg, const char *platform_arg,
-                    uint64_t gpus, uint64_t nodes, ModelConfig *model, TrainConfig *train,
-                    Platform *platform, Err *err)
+                    uint64_t gpus, uint64_t nodes, const TrainOverrides *overrides,
+                    ModelConfig *model, TrainConfig *train, Platform *platform, Err *err)
 {
     if (model_config_load(model, model_arg, cli_data_dir(), err) ||
         ds_config_load(train, config_arg, cli_data_dir(), err) ||
+        ds_config_apply(train, model->hidden, overrides, err) ||
         platform_load(platform, platform_arg, cli_data_dir(), err))
         return EXIT_BAD_INPUT;
     if (platform_resize(platform, gpus, nodes, err))
         return EXIT_BAD_USAGE; /* the sizes asked for do not fit the platform */
-    cli_warn_not_modelled(model_arg, &model->not_modelled);
-    cli_warn_not_modelled(config_arg, &train->not_modelled);
+    cli_warn_not_modelled(model_arg, &model->not_modelled, &model->unknown_keys);
+    cli_warn_not_modelled(config_arg, &train->not_modelled, &train->unknown_keys);
     cli_warn_precision(platform->name, platform->gpu.bf16_flops_per_s,
                        train->precision == PRECISION_BF16);
     return 0;

@@ -42,7 +42,17 @@ int cli_parse(const char *command, const char *help, int argc, char **argv, int 
 #define CLI_HELP_SETUP                                                                             \
     "  --gpus N         resize the platform to N GPUs (a divisor of a node, or whole nodes)\n"     \
     "  --nodes N        resize the platform to N nodes\n"                                          \
-    "  --seq-len S      tokens per sequence (default: the model's context length)\n"               \
+    "  --seq-len S      tokens per sequence (default: 2048, or the model's context when\n"        \
+    "                   shorter: a training length, not the maximum context)\n"                  \
+    "  --micro-batch K  sequences per GPU per forward/backward (train_micro_batch_size_per_gpu)\n" \
+    "  --grad-accum K   micro-batches per optimizer step (gradient_accumulation_steps)\n"       \
+    "  --global-batch B sequences per optimizer step over all GPUs (train_batch_size)\n"        \
+    "                   These three replace the config's values and fill its \"auto\", as\n"    \
+    "                   HF Trainer's arguments do (else HF's defaults: 8, 1, derived)\n"         \
+    "  --precision bf16|fp16|fp32\n"                                                             \
+    "                   training precision; replaces fp16/bf16.enabled and fills \"auto\"\n"     \
+    "                   (default: the config's; \"auto\" without it is fp32, as in HF)\n"       \
+    "  --quiet          no warnings on stderr (errors still print)\n"                            \
     "  --activation-checkpointing none|selective|full|every:N\n"                                   \
     "                   recomputation in the model code: selective drops the attention\n"          \
     "                   scores (Korthikanti et al.), full re-runs every layer, every:N\n"          \
@@ -73,13 +83,29 @@ int cli_require(const char *command, const CliOption *options, int first, int la
 int cli_setup_options(const char *command, const char *seq_len, const char *recompute,
                       const char *flash, EstimateOptions *out);
 
-/* Loads the model, the DeepSpeed config and the platform named on the command line, resizes the
- * platform and prints the warnings about them (keys not modelled, bf16 without bf16). Returns
- * 0, EXIT_BAD_INPUT (a file) or EXIT_BAD_USAGE (sizes that do not fit the platform), with err
- * set. The caller finalises model and train in every case. */
+/* Option table entries for the batch and precision options (append them to a command's table
+ * and read them with cli_train_overrides). */
+#define CLI_TRAIN_OPTIONS                                                                          \
+    {"--micro-batch", true, NULL}, {"--grad-accum", true, NULL}, {"--global-batch", true, NULL},   \
+        {"--precision", true, NULL}
+#define CLI_N_TRAIN_OPTIONS 4
+
+/* --micro-batch, --grad-accum, --global-batch and --precision from options into out (zero
+ * when absent). 0, or EXIT_BAD_USAGE with the message printed. */
+int cli_train_overrides(const char *command, const CliOption *options, int n_options,
+                        TrainOverrides *out);
+
+/* Set by main() when --quiet is given anywhere on the command line: warnings are not printed. */
+extern bool cli_is_quiet;
+
+/* Loads the model, the DeepSpeed config and the platform named on the command line, fills the
+ * config's "auto" values and applies the command line's batch and precision (overrides may be
+ * NULL), resizes the platform and prints the warnings about them (keys not modelled, unknown
+ * keys, bf16 without bf16). Returns 0, EXIT_BAD_INPUT (a file) or EXIT_BAD_USAGE (sizes that do
+ * not fit the platform), with err set. The caller finalises model and train in every case. */
 int cli_load_inputs(const char *model_arg, const char *config_arg, const char *platform_arg,
-                    uint64_t gpus, uint64_t nodes, ModelConfig *model, TrainConfig *train,
-                    Platform *platform, Err *err);
+                    uint64_t gpus, uint64_t nodes, const TrainOverrides *overrides,
+                    ModelConfig *model, TrainConfig *train, Platform *platform, Err *err);
 
 /* Writes `path` with write(out, data); 0, or EXIT_BAD_INPUT with err set ("PATH: cannot write
  * WHAT: reason") when the file cannot be written. */
@@ -102,7 +128,7 @@ int cli_check_output(const char *path, const char *what, Err *err);
 
 /* Records in `defaults` the run choices the command line left to zerosim. */
 void cli_setup_defaults(const char *seq_len, const char *recompute, const char *flash,
-                        uint64_t model_max_seq, StrList *defaults);
+                        const ModelConfig *model, StrList *defaults);
 
 /* The value of option `name` (NULL when absent). */
 const char *cli_value(const CliOption *options, int n_options, const char *name);
@@ -123,8 +149,9 @@ int cli_bytes(const char *command, const char *option, const char *text, uint64_
 /* Where shipped models, configs and platforms live: $ZEROSIM_DATA_DIR or the source tree. */
 const char *cli_data_dir(void);
 
-/* "zerosim: warning: FILE: keys read but not modelled ...: a, b" on stderr, if any. */
-void cli_warn_not_modelled(const char *file, const StrList *keys);
+/* "zerosim: warning: FILE: not modelled, the result assumes otherwise: a (...), b (...)" and
+ * "zerosim: warning: FILE: unknown keys, ignored: x, y" on stderr, if any (not with --quiet). */
+void cli_warn_not_modelled(const char *file, const StrList *keys, const StrList *unknown);
 
 /* Warns when the config asks for bf16 on a GPU without it (its fp16 peak is used). */
 void cli_warn_precision(const char *platform_name, double bf16_flops_per_s, int is_bf16);

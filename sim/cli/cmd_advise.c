@@ -40,7 +40,7 @@ static const char *const help =
     "  --nodes N          resize the platform to N nodes\n"
     "  --global-batch B   sequences per step (micro-batch x accumulation x GPUs); default:\n"
     "                     the largest micro-batch that fits, no accumulation\n"
-    "  --seq-len S        tokens per sequence (default: the model's context length)\n"
+    "  --seq-len S        tokens per sequence (default: 2048, or the model's context if shorter)\n"
     "  --precision bf16|fp16  (default: bf16 where the GPU has it, else fp16)\n"
     "  --max-micro-batch K    largest micro-batch tried (default 64)\n"
     "  --json FILE|-      also write the table as JSON (with a \"recommended\" object); '-'\n"
@@ -156,7 +156,7 @@ int cmd_advise(int argc, char **argv)
     if (precision == NULL)
         precision = p.gpu.bf16_flops_per_s > 0 ? "bf16" : "fp16";
     if (seq == 0)
-        seq = model.max_seq;
+        seq = model_config_default_seq_len(&model);
     exit_code = EXIT_BAD_INPUT;
 
     size_t n_cands = 0;

@@ -41,6 +41,8 @@ enum {
     OPT_FLASH,
     OPT_JSON,
     OPT_HEADROOM,
+    OPT_MICRO_BATCH, /* CLI_TRAIN_OPTIONS, in their order */
+    OPT_PRECISION = OPT_MICRO_BATCH + CLI_N_TRAIN_OPTIONS - 1,
     N_OPTS
 };
 
@@ -67,6 +69,7 @@ int cmd_estimate(int argc, char **argv)
         [OPT_FLASH] = {"--flash-attention", true, NULL},
         [OPT_JSON] = {"--json", true, NULL},
         [OPT_HEADROOM] = {"--headroom", true, NULL},
+        [OPT_MICRO_BATCH] = CLI_TRAIN_OPTIONS,
     };
     const char *cmd = "estimate";
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
@@ -83,6 +86,9 @@ int cmd_estimate(int argc, char **argv)
         cli_setup_options(cmd, seq, recompute, flash, &opts) ||
         cli_headroom(cmd, o[OPT_HEADROOM].value, &opts.headroom_fraction, NULL))
         return EXIT_BAD_USAGE;
+    TrainOverrides overrides;
+    if (cli_train_overrides(cmd, o, N_OPTS, &overrides))
+        return EXIT_BAD_USAGE;
 
     Err err = {0};
     ModelConfig model = {0};
@@ -95,11 +101,11 @@ int cmd_estimate(int argc, char **argv)
     if ((exit_code = cli_check_output(json, "the JSON report", &err)) != 0)
         goto done;
     exit_code = cli_load_inputs(o[OPT_MODEL].value, o[OPT_CONFIG].value, o[OPT_PLATFORM].value,
-                                gpus, nodes, &model, &train, &platform, &err);
+                                gpus, nodes, &overrides, &model, &train, &platform, &err);
     if (exit_code)
         goto done;
     exit_code = EXIT_BAD_INPUT;
-    cli_setup_defaults(seq, recompute, flash, model.max_seq, &setup_defaults);
+    cli_setup_defaults(seq, recompute, flash, &model, &setup_defaults);
     if (o[OPT_HEADROOM].value == NULL)
         strlist_addf(&setup_defaults, "--headroom %.2f (of GPU memory kept free)",
                      ESTIMATE_DEFAULT_HEADROOM_FRACTION);

@@ -104,6 +104,8 @@ enum {
     OPT_CALIBRATION,
     OPT_HEADROOM,
     OPT_EXPANDABLE,
+    OPT_MICRO_BATCH, /* CLI_TRAIN_OPTIONS, in their order */
+    OPT_PRECISION = OPT_MICRO_BATCH + CLI_N_TRAIN_OPTIONS - 1,
     N_OPTS
 };
 
@@ -177,6 +179,7 @@ int cmd_run(int argc, char **argv)
         [OPT_CALIBRATION] = {"--calibration", true, NULL},
         [OPT_HEADROOM] = {"--headroom", true, NULL},
         [OPT_EXPANDABLE] = {"--expandable-segments", false, NULL},
+        [OPT_MICRO_BATCH] = CLI_TRAIN_OPTIONS,
     };
     const char *cmd = "run";
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
@@ -193,6 +196,9 @@ int cmd_run(int argc, char **argv)
         cli_count(cmd, "--steps", o[OPT_STEPS].value, &steps) ||
         cli_setup_options(cmd, seq, recompute, flash, &est_opts) ||
         cli_headroom(cmd, o[OPT_HEADROOM].value, &est_opts.headroom_fraction, NULL))
+        return EXIT_BAD_USAGE;
+    TrainOverrides overrides;
+    if (cli_train_overrides(cmd, o, N_OPTS, &overrides))
         return EXIT_BAD_USAGE;
     if (steps > 1000)
         return cli_usage_error(cmd, "--steps: expected at most 1000, got %llu",
@@ -233,7 +239,7 @@ int cmd_run(int argc, char **argv)
         cli_check_output(trace, "the trace", &err))
         goto done;
     exit_code = cli_load_inputs(o[OPT_MODEL].value, o[OPT_CONFIG].value, o[OPT_PLATFORM].value,
-                                gpus, nodes, &model, &train, &platform, &err);
+                                gpus, nodes, &overrides, &model, &train, &platform, &err);
     if (exit_code)
         goto done;
     exit_code = EXIT_BAD_INPUT;
@@ -262,7 +268,7 @@ int cmd_run(int argc, char **argv)
                                         platform.gpus_per_node, &train, &sched, &err))
         goto done;
     est_opts.is_fsdp = fsdp != FSDP_NONE;
-    cli_setup_defaults(seq, recompute, flash, model.max_seq, &setup_defaults);
+    cli_setup_defaults(seq, recompute, flash, &model, &setup_defaults);
     if (o[OPT_EXPANDABLE].value == NULL)
         strlist_addf(&setup_defaults, "caching allocator with fixed segments (PyTorch's default; "
                                       "--expandable-segments for expandable_segments:True)");

@@ -30,6 +30,7 @@ static const char *const main_help =
     "options:\n"
     "  -h, --help     this text; `zerosim <command> --help` describes a command\n"
     "  --version      print the version\n"
+    "  --quiet        (after the command) no warnings on stderr; errors still print\n"
     "\n"
     "Models, configs and platforms are paths or shipped names (workloads/models,\n"
     "workloads/ds_configs, platforms); ZEROSIM_DATA_DIR overrides where names are found.\n"
@@ -50,6 +51,16 @@ static int finish(int exit_code)
 
 static int dispatch(int argc, char **argv)
 {
+    /* --quiet silences warnings for every command, wherever it stands after the command. */
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--quiet") == 0) {
+            cli_is_quiet = true;
+            for (int k = i; k + 1 < argc; k++)
+                argv[k] = argv[k + 1];
+            argc--;
+            i--;
+        }
+    }
     if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
         strcmp(argv[1], "help") == 0) {
         fputs(main_help, argc < 2 ? stderr : stdout);

@@ -8,12 +8,20 @@
  * overlap_comm true for stage 3 and false otherwise, contiguous_gradients and reduce_scatter
  * true; offload_param buffer_count 5, buffer_size 1e8, max_in_cpu 1e9; offload_optimizer
  * buffer_count 4. Each default applied is recorded so the report can print it.
+ *
+ * "auto" (HF Trainer, accelerate): before anything is read, the batch keys, fp16/bf16.enabled
+ * and the three hidden-size-based ZeRO keys that the HF integration fills are noted in
+ * auto_keys and removed; any other "auto" inside the sections DeepSpeed validates with its
+ * pydantic models is removed too, as DeepSpeedConfigModel.__init__ drops "auto" values
+ * (deepspeed/runtime/config_utils.py), so DeepSpeed's default applies and is recorded.
  */
 #include "ds_config.h"
 
 #include "jsonfile.h"
 #include "resolve.h"
 #include "vocab.h"
+
+#include "../common/suggest.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -34,6 +42,11 @@ static const char *const top_keys[] = {
     NULL,
 };
 static const char *const enabled_keys[] = {"enabled", NULL};
+/* DeepSpeedBF16Config (runtime/precision_config.py): bf16_master_weights_and_grads keeps the
+ * master weights (and gradients) in bf16, bf16_optimizer_states the Adam moments (DeepSpeed
+ * PR 7700; DeepSpeedExamples training/bf16_master_weight/README.md, "Memory Breakdown"). */
+static const char *const bf16_keys[] = {"enabled", "bf16_master_weights_and_grads",
+                                        "bf16_optimizer_states", NULL};
 static const char *const optimizer_keys[] = {"type", NULL};
 static const char *const zero_keys[] = {
     "stage",
@@ -87,12 +100,149 @@ typedef struct Reader {
     Err *err;
 } Reader;
 
+static bool is_auto(const cJSON *v)
+{
+    return cJSON_IsString(v) && v->valuestring != NULL && strcmp(v->valuestring, "auto") == 0;
+}
+
+/* The "auto" values the HF integration fills, by section ("" is the top level). */
+static const struct {
+    const char *section;
+    const char *key;
+    unsigned bit;
+} hf_filled[] = {
+    {"", "train_micro_batch_size_per_gpu", DS_AUTO_MICRO_BATCH},
+    {"", "gradient_accumulation_steps", DS_AUTO_GRAD_ACCUM},
+    {"", "train_batch_size", DS_AUTO_GLOBAL_BATCH},
+    {"fp16", "enabled", DS_AUTO_FP16},
+    {"bf16", "enabled", DS_AUTO_BF16},
+    {"bfloat16", "enabled", DS_AUTO_BF16},
+    {"zero_optimization", "reduce_bucket_size", DS_AUTO_REDUCE_BUCKET},
+    {"zero_optimization", "stage3_prefetch_bucket_size", DS_AUTO_PREFETCH},
+    {"zero_optimization", "prefetch_bucket_size", DS_AUTO_PREFETCH},
+    {"zero_optimization", "stage3_param_persistence_threshold", DS_AUTO_PERSISTENCE},
+    {"zero_optimization", "param_persistence_threshold", DS_AUTO_PERSISTENCE},
+};
+
+static bool is_hf_auto(const Reader *r, const char *section, const char *key)
+{
+    for (size_t i = 0; i < sizeof hf_filled / sizeof hf_filled[0]; i++)
+        if (strcmp(section, hf_filled[i].section) == 0 && strcmp(key, hf_filled[i].key) == 0)
+            return (r->cfg->auto_keys & hf_filled[i].bit) != 0;
+    return false;
+}
+
+/* Removes the "auto" values of obj (at `path`): those HF fills are noted in auto_keys, the
+ * others are dropped as DeepSpeed's config models drop them (recorded when `is_validated`). */
+static void take_autos(Reader *r, cJSON *obj, const char *path, bool is_validated)
+{
+    if (!cJSON_IsObject(obj))
+        return;
+    cJSON *item = obj->child;
+    while (item != NULL) {
+        cJSON *next = item->next;
+        if (is_auto(item) && item->string != NULL) {
+            bool is_filled = false;
+            for (size_t i = 0; i < sizeof hf_filled / sizeof hf_filled[0]; i++) {
+                if (strcmp(path, hf_filled[i].section) == 0 &&
+                    strcmp(item->string, hf_filled[i].key) == 0) {
+                    r->cfg->auto_keys |= hf_filled[i].bit;
+                    is_filled = true;
+                }
+            }
+            if (is_filled || is_validated) {
+                if (!is_filled)
+                    strlist_addf(&r->cfg->defaults_used,
+                                 "%s.%s: \"auto\" dropped, as DeepSpeed's config models drop "
+                                 "it (HF does not fill this key)",
+                                 path, item->string);
+                cJSON_Delete(cJSON_DetachItemViaPointer(obj, item));
+            }
+        }
+        item = next;
+    }
+}
+
+static void take_all_autos(Reader *r, cJSON *root)
+{
+    take_autos(r, root, "", false);
+    static const char *const validated[] = {"fp16", "bf16", "bfloat16", "zero_optimization"};
+    for (size_t i = 0; i < sizeof validated / sizeof validated[0]; i++)
+        take_autos(r, cJSON_GetObjectItemCaseSensitive(root, validated[i]), validated[i], true);
+    cJSON *zero = cJSON_GetObjectItemCaseSensitive(root, "zero_optimization");
+    if (cJSON_IsObject(zero)) {
+        take_autos(r, cJSON_GetObjectItemCaseSensitive(zero, "offload_optimizer"),
+                   "zero_optimization.offload_optimizer", true);
+        take_autos(r, cJSON_GetObjectItemCaseSensitive(zero, "offload_param"),
+                   "zero_optimization.offload_param", true);
+    }
+}
+
+/* Keeps, of the keys DeepSpeed defines but zerosim does not read, those that would change
+ * the result, each with what zerosim assumes instead; metadata is dropped. */
+static void keep_assumptions(StrList *not_modelled)
+{
+    StrList kept;
+    strlist_init(&kept);
+    for (size_t i = 0; i < not_modelled->n_items; i++) {
+        const char *assumed = vocab_ds_assumption(not_modelled->items[i]);
+        if (assumed != NULL)
+            strlist_addf(&kept, "%s (%s)", not_modelled->items[i], assumed);
+        else if (strchr(not_modelled->items[i], '(') != NULL)
+            strlist_addf(&kept, "%s", not_modelled->items[i]); /* already explained */
+    }
+    strlist_fini(not_modelled);
+    *not_modelled = kept;
+}
+
+/* The top level: DeepSpeed reads what it knows and ignores the rest, so an unknown key is a
+ * warning, unless it is a near miss of a key zerosim reads that the file lacks (a typo). */
+static int check_top_keys(Reader *r, const cJSON *root)
+{
+    const char *absent[sizeof top_keys / sizeof top_keys[0]];
+    size_t n_absent = 0;
+    for (size_t i = 0; top_keys[i] != NULL; i++)
+        if (cJSON_GetObjectItemCaseSensitive(root, top_keys[i]) == NULL &&
+            strcmp(top_keys[i], "bfloat16") != 0)
+            absent[n_absent++] = top_keys[i];
+    absent[n_absent] = NULL;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, root)
+    {
+        const char *key = item->string ? item->string : "";
+        bool is_known = false;
+        for (size_t i = 0; top_keys[i] != NULL && !is_known; i++)
+            is_known = strcmp(key, top_keys[i]) == 0;
+        for (size_t i = 0; vocab_ds_top_not_modelled[i] != NULL && !is_known; i++)
+            if (strcmp(key, vocab_ds_top_not_modelled[i]) == 0) {
+                strlist_addf(&r->cfg->not_modelled, "%s", key);
+                is_known = true;
+            }
+        if (is_known)
+            continue;
+        const char *best = suggest_closest(key, absent);
+        if (best != NULL)
+            return err_set(r->err,
+                           "%s: %s: expected a known key, got unknown key \"%s\" (did you "
+                           "mean \"%s\"?)",
+                           r->file, key, key, best);
+        strlist_addf(&r->cfg->unknown_keys, "%s", key);
+    }
+    return 0;
+}
+
+static bool is_hf_auto(const Reader *r, const char *section, const char *key);
+
 static int u64_or(Reader *r, const cJSON *obj, JsonAt at, const char *key, uint64_t min,
                   uint64_t fallback, uint64_t *out)
 {
     int rc = jsonfile_get_u64(obj, key, at, min, BIG, out, r->err);
     if (rc < 0)
         return -1;
+    if (rc == 0 && is_hf_auto(r, at.path, key)) {
+        *out = fallback; /* until ds_config_apply fills it, which records the value */
+        return 0;
+    }
     if (rc == 0) {
         char path[128];
         *out = fallback;
@@ -151,10 +301,17 @@ static int read_enabled(Reader *r, const cJSON *root, const char *key,
     if (sec == NULL || cJSON_IsNull(sec))
         return 0;
     JsonAt at = {r->file, key};
+    const bool is_bf16 = not_modelled == vocab_ds_bf16_not_modelled;
     if (jsonfile_expect_object(sec, at, r->err) ||
-        jsonfile_check_keys(sec, at, enabled_keys, not_modelled, &r->cfg->not_modelled, r->err))
+        jsonfile_check_keys(sec, at, is_bf16 ? bf16_keys : enabled_keys, not_modelled,
+                            &r->cfg->not_modelled, r->err))
         return -1;
-    /* DeepSpeed's "auto" (HF Trainer fills it in) is not a value zerosim can use. */
+    if (is_bf16 &&
+        (jsonfile_get_bool(sec, "bf16_master_weights_and_grads", at, &r->cfg->is_bf16_master,
+                           r->err) < 0 ||
+         jsonfile_get_bool(sec, "bf16_optimizer_states", at, &r->cfg->is_bf16_optimizer_states,
+                           r->err) < 0))
+        return -1;
     return jsonfile_get_bool(sec, "enabled", at, out, r->err) < 0 ? -1 : 0;
 }
 
@@ -256,10 +413,11 @@ static int read_offload_section(Reader *r, const cJSON *sec, const char *key, bo
     if (out->device == OFFLOAD_NONE)
         return 0;
     if (bool_or(r, sec, at, "pin_memory", false, &out->pin_memory) ||
-        u64_or(r, sec, at, "buffer_count", 1, is_param ? 5 : 4, &out->buffer_count))
+        /* offload_config.py: buffer_count, buffer_size and max_in_cpu are Field(ge=0) */
+        u64_or(r, sec, at, "buffer_count", 0, is_param ? 5 : 4, &out->buffer_count))
         return -1;
     if (is_param)
-        return u64_or(r, sec, at, "buffer_size", 1, 100000000, &out->buffer_size) ||
+        return u64_or(r, sec, at, "buffer_size", 0, 100000000, &out->buffer_size) ||
                        u64_or(r, sec, at, "max_in_cpu", 0, 1000000000, &out->max_in_cpu)
                    ? -1
                    : 0;
@@ -323,9 +481,17 @@ static int read_zero(Reader *r, const cJSON *root)
             bool_or(r, zero, at, "contiguous_gradients", true, &z->contiguous_gradients) ||
             bool_or(r, zero, at, "reduce_scatter", true, &z->reduce_scatter) ||
 
-            u64_or(r, zero, at, "reduce_bucket_size", 1, 500000000, &z->reduce_bucket_size) ||
-            u64_or(r, zero, at, "allgather_bucket_size", 1, 500000000, &z->allgather_bucket_size) ||
-            u64_or(r, zero, at, "sub_group_size", 1, 1000000000, &z->sub_group_size);
+            /* DeepSpeedZeroConfig: reduce_bucket_size and allgather_bucket_size ge=0 (0: every
+             * gradient is its own bucket) */
+            u64_or(r, zero, at, "reduce_bucket_size", 0, 500000000, &z->reduce_bucket_size) ||
+            u64_or(r, zero, at, "allgather_bucket_size", 0, 500000000, &z->allgather_bucket_size) ||
+            u64_or(r, zero, at, "sub_group_size", 0, 1000000000, &z->sub_group_size);
+    /* 0 is valid (DeepSpeedZeroConfig ge=0): stage 3 then makes every parameter tensor its
+     * own sub-group (stage3.py _create_fp16_sub_groups); ds_config_apply sizes it. */
+    if (rc == 0 && z->sub_group_size == 0) {
+        r->cfg->auto_keys |= DS_SUB_GROUP_PER_TENSOR;
+        z->sub_group_size = 1000000000;
+    }
     /* Stages 1-2 run reduce_scatter as bucket all-reduces unless this is off (DeepSpeed's
      * average_tensor -> allreduce_and_scatter). */
     z->multi_rank_bucket_allreduce = true;
@@ -406,7 +572,8 @@ static int read_batch(Reader *r, const cJSON *root)
         jsonfile_get_u64(root, "gradient_accumulation_steps", at, 1, BATCH_MAX,
                          &cfg->grad_accum_steps, r->err) < 0)
         return -1;
-    if (cfg->train_batch_size == 0 && cfg->micro_batch_per_gpu == 0)
+    if (cfg->train_batch_size == 0 && cfg->micro_batch_per_gpu == 0 &&
+        !(cfg->auto_keys & (DS_AUTO_MICRO_BATCH | DS_AUTO_GLOBAL_BATCH)))
         return err_set(r->err,
                        "%s: train_micro_batch_size_per_gpu: expected it or "
                        "train_batch_size (DeepSpeed needs one of them), got neither",
@@ -435,6 +602,7 @@ int ds_config_parse(TrainConfig *out, const char *file, const char *text, size_t
 {
     memset(out, 0, sizeof *out);
     strlist_init(&out->not_modelled);
+    strlist_init(&out->unknown_keys);
     strlist_init(&out->defaults_used);
     snprintf(out->file, sizeof out->file, "%s", file);
     cJSON *root = jsonfile_parse(file, text, n_bytes, err);
@@ -442,14 +610,13 @@ int ds_config_parse(TrainConfig *out, const char *file, const char *text, size_t
         return -1;
     Reader r = {out, file, err};
     JsonAt at = {file, ""};
+    take_all_autos(&r, root);
     bool fp16 = false, bf16 = false;
     /* DeepSpeed reads "bfloat16" only when "bf16" is absent (or null). */
     const cJSON *bf16_item = cJSON_GetObjectItemCaseSensitive(root, "bf16");
     const bool has_bf16 = bf16_item != NULL && !cJSON_IsNull(bf16_item);
     const char *bf16_key = has_bf16 ? "bf16" : "bfloat16";
-    int rc = jsonfile_expect_object(root, at, err) ||
-             jsonfile_check_keys(root, at, top_keys, vocab_ds_top_not_modelled, &out->not_modelled,
-                                 err) ||
+    int rc = jsonfile_expect_object(root, at, err) || check_top_keys(&r, root) ||
              read_batch(&r, root) ||
              read_enabled(&r, root, "fp16", vocab_ds_fp16_not_modelled, &fp16) ||
              read_enabled(&r, root, bf16_key, vocab_ds_bf16_not_modelled, &bf16) ||
@@ -457,6 +624,7 @@ int ds_config_parse(TrainConfig *out, const char *file, const char *text, size_t
     if (rc == 0 && has_bf16 && cJSON_GetObjectItemCaseSensitive(root, "bfloat16"))
         strlist_addf(&out->not_modelled, "bfloat16 (\"bf16\" is given and wins)");
     cJSON_Delete(root);
+    keep_assumptions(&out->not_modelled);
     if (rc)
         return -1;
     if (fp16 && bf16)
@@ -465,7 +633,12 @@ int ds_config_parse(TrainConfig *out, const char *file, const char *text, size_t
                        "%s.enabled to be true, got both",
                        file, bf16_key, bf16_key);
     out->precision = fp16 ? PRECISION_FP16 : bf16 ? PRECISION_BF16 : PRECISION_FP32;
-    if (!fp16 && !bf16)
+    if (out->is_bf16_master && out->zero.offload_optimizer.device != OFFLOAD_NONE)
+        strlist_addf(&out->not_modelled,
+                     "%s.bf16_master_weights_and_grads with offload_optimizer (the result "
+                     "assumes fp32 gradient partitions beside the offloaded optimizer)",
+                     bf16_key);
+    if (!fp16 && !bf16 && !(out->auto_keys & (DS_AUTO_FP16 | DS_AUTO_BF16)))
         strlist_addf(&out->defaults_used, "precision = fp32 (neither fp16 nor bf16 enabled)");
     return 0;
 }
@@ -482,6 +655,119 @@ int ds_config_load(TrainConfig *out, const char *name_or_path, const char *data_
     int rc = ds_config_parse(out, path, text, n, err);
     free(text);
     return rc;
+}
+
+/* One batch key: the override when given, else HF's fill of an "auto", else the file's. */
+static void apply_batch_key(TrainConfig *cfg, const char *key, unsigned bit, uint64_t given,
+                            const char *option, uint64_t hf_default, const char *hf_name,
+                            uint64_t *value)
+{
+    if (given) {
+        if (*value && *value != given)
+            strlist_addf(&cfg->defaults_used, "%s = %llu (%s; the config says %llu)", key,
+                         (unsigned long long)given, option, (unsigned long long)*value);
+        else
+            strlist_addf(&cfg->defaults_used, "%s = %llu (%s%s)", key,
+                         (unsigned long long)given, option,
+                         (cfg->auto_keys & bit) ? ", filling \"auto\"" : "");
+        *value = given;
+    } else if ((cfg->auto_keys & bit) && hf_default) {
+        *value = hf_default;
+        strlist_addf(&cfg->defaults_used,
+                     "%s = %llu (\"auto\": HF TrainingArguments %s default; %s sets it)", key,
+                     (unsigned long long)hf_default, hf_name, option);
+    }
+    cfg->auto_keys &= ~bit;
+}
+
+int ds_config_apply(TrainConfig *cfg, uint64_t hidden, const TrainOverrides *o, Err *err)
+{
+    (void)err;
+    const TrainOverrides none = {0};
+    if (o == NULL)
+        o = &none;
+    /* train_batch_size is the product HF derives; a given factor replaces the file's. */
+    if ((o->micro_batch || o->grad_accum) && !o->global_batch && cfg->train_batch_size) {
+        strlist_addf(&cfg->defaults_used,
+                     "train_batch_size %llu from the config set aside (--micro-batch or "
+                     "--grad-accum given; derived instead)",
+                     (unsigned long long)cfg->train_batch_size);
+        cfg->train_batch_size = 0;
+    }
+    if (o->global_batch && !o->grad_accum && cfg->grad_accum_steps &&
+        !(cfg->auto_keys & DS_AUTO_GRAD_ACCUM) && (cfg->micro_batch_per_gpu || o->micro_batch)) {
+        strlist_addf(&cfg->defaults_used,
+                     "gradient_accumulation_steps %llu from the config set aside (--global-batch "
+                     "given; derived instead)",
+                     (unsigned long long)cfg->grad_accum_steps);
+        cfg->grad_accum_steps = 0;
+    }
+    const bool fills_micro = !(o->global_batch && o->grad_accum);
+    apply_batch_key(cfg, "train_micro_batch_size_per_gpu", DS_AUTO_MICRO_BATCH, o->micro_batch,
+                    "--micro-batch", fills_micro ? 8 : 0, "per_device_train_batch_size",
+                    &cfg->micro_batch_per_gpu);
+    apply_batch_key(cfg, "gradient_accumulation_steps", DS_AUTO_GRAD_ACCUM, o->grad_accum,
+                    "--grad-accum", o->global_batch ? 0 : 1, "gradient_accumulation_steps",
+                    &cfg->grad_accum_steps);
+    /* An "auto" train_batch_size is derived (world size x micro-batch x accumulation). */
+    apply_batch_key(cfg, "train_batch_size", DS_AUTO_GLOBAL_BATCH, o->global_batch,
+                    "--global-batch", 0, "", &cfg->train_batch_size);
+
+    if (o->has_precision) {
+        if (o->precision != cfg->precision && !(cfg->auto_keys & (DS_AUTO_FP16 | DS_AUTO_BF16)))
+            strlist_addf(&cfg->defaults_used, "precision = %s (--precision; the config says %s)",
+                         precision_name(o->precision), precision_name(cfg->precision));
+        else
+            strlist_addf(&cfg->defaults_used, "precision = %s (--precision%s)",
+                         precision_name(o->precision),
+                         (cfg->auto_keys & (DS_AUTO_FP16 | DS_AUTO_BF16))
+                             ? ", filling fp16/bf16.enabled \"auto\""
+                             : "");
+        cfg->precision = o->precision;
+    } else {
+        if (cfg->auto_keys & DS_AUTO_FP16)
+            strlist_addf(&cfg->defaults_used, "fp16.enabled = false (\"auto\": HF "
+                                              "TrainingArguments fp16 default; --precision "
+                                              "sets it)");
+        if (cfg->auto_keys & DS_AUTO_BF16)
+            strlist_addf(&cfg->defaults_used, "bf16.enabled = false (\"auto\": HF "
+                                              "TrainingArguments bf16 default; --precision "
+                                              "sets it)");
+    }
+    cfg->auto_keys &= ~(unsigned)(DS_AUTO_FP16 | DS_AUTO_BF16);
+
+    /* trainer_config_finalize: the hidden-size-based ZeRO keys. */
+    ZeroConfig *z = &cfg->zero;
+    if (cfg->auto_keys & DS_AUTO_REDUCE_BUCKET) {
+        z->reduce_bucket_size = hidden * hidden;
+        strlist_addf(&cfg->defaults_used,
+                     "zero_optimization.reduce_bucket_size = %llu (\"auto\": hidden_size^2, "
+                     "HF Trainer)",
+                     (unsigned long long)z->reduce_bucket_size);
+    }
+    if ((cfg->auto_keys & DS_AUTO_PREFETCH) && z->stage == 3) {
+        z->prefetch_bucket_size = (uint64_t)(0.9 * (double)hidden * (double)hidden);
+        strlist_addf(&cfg->defaults_used,
+                     "zero_optimization.stage3_prefetch_bucket_size = %llu (\"auto\": "
+                     "int(0.9 x hidden_size^2), HF Trainer)",
+                     (unsigned long long)z->prefetch_bucket_size);
+    }
+    if ((cfg->auto_keys & DS_AUTO_PERSISTENCE) && z->stage == 3) {
+        z->param_persistence_threshold = 10 * hidden;
+        strlist_addf(&cfg->defaults_used,
+                     "zero_optimization.stage3_param_persistence_threshold = %llu (\"auto\": "
+                     "10 x hidden_size, HF Trainer)",
+                     (unsigned long long)z->param_persistence_threshold);
+    }
+    if (cfg->auto_keys & DS_SUB_GROUP_PER_TENSOR) {
+        z->sub_group_size = hidden * hidden;
+        strlist_addf(&cfg->defaults_used,
+                     "zero_optimization.sub_group_size 0 modelled as %llu (DeepSpeed makes each "
+                     "parameter tensor a sub-group; taken as one hidden_size^2 matrix)",
+                     (unsigned long long)z->sub_group_size);
+    }
+    cfg->auto_keys = 0;
+    return 0;
 }
 
 /* a x b x c, or UINT64_MAX when it exceeds BATCH_MAX: each batch key may be 2^31 and a
@@ -571,5 +857,6 @@ const char *ds_config_offload_name(OffloadDevice d)
 void ds_config_fini(TrainConfig *cfg)
 {
     strlist_fini(&cfg->not_modelled);
+    strlist_fini(&cfg->unknown_keys);
     strlist_fini(&cfg->defaults_used);
 }

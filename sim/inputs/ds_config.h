@@ -3,9 +3,13 @@
  *
  * Reads the keys users write (batch sizes, fp16/bf16, optimizer type, zero_optimization with
  * its offload sections, activation_checkpointing), applies DeepSpeed's own defaults to absent
- * keys and records each default applied, records keys DeepSpeed defines but zerosim does not
- * model, and rejects keys DeepSpeed does not define (suggesting the closest). Batch sizes are
- * resolved against the data-parallel size later, by ds_config_resolve_batch().
+ * keys and records each default applied, warns about keys DeepSpeed defines that would change
+ * the result but are not modelled (saying what is assumed instead; metadata is silent), lists
+ * unknown top-level keys in a warning (DeepSpeed ignores them) and rejects unknown keys inside
+ * the sections DeepSpeed validates (suggesting the closest). "auto", as HF Trainer and
+ * accelerate write it, is resolved as the HF integration resolves it by ds_config_apply();
+ * an "auto" left in a key it does not fill is dropped, as DeepSpeed's config models drop it.
+ * Batch sizes are resolved against the data-parallel size later, by ds_config_resolve_batch().
  */
 #ifndef ZEROSIM_INPUTS_DS_CONFIG_H
 #define ZEROSIM_INPUTS_DS_CONFIG_H
@@ -51,8 +55,32 @@ typedef struct ZeroConfig {
     OffloadConfig offload_param;
 } ZeroConfig;
 
+/* The "auto" values of a config that the HF integration fills (TrainConfig.auto_keys). */
+enum {
+    DS_AUTO_MICRO_BATCH = 1 << 0,  /* train_micro_batch_size_per_gpu */
+    DS_AUTO_GRAD_ACCUM = 1 << 1,   /* gradient_accumulation_steps */
+    DS_AUTO_GLOBAL_BATCH = 1 << 2, /* train_batch_size */
+    DS_AUTO_FP16 = 1 << 3,         /* fp16.enabled */
+    DS_AUTO_BF16 = 1 << 4,         /* bf16.enabled */
+    DS_AUTO_REDUCE_BUCKET = 1 << 5, /* zero_optimization.reduce_bucket_size */
+    DS_AUTO_PREFETCH = 1 << 6,     /* zero_optimization.stage3_prefetch_bucket_size */
+    DS_AUTO_PERSISTENCE = 1 << 7,  /* zero_optimization.stage3_param_persistence_threshold */
+    DS_SUB_GROUP_PER_TENSOR = 1 << 8, /* sub_group_size 0: sized from the model too */
+};
+
+/* What the command line sets over the config (0 / false: not given), as HF Trainer's
+ * arguments do: --micro-batch, --grad-accum, --global-batch, --precision. */
+typedef struct TrainOverrides {
+    uint64_t micro_batch;
+    uint64_t grad_accum;
+    uint64_t global_batch;
+    bool has_precision;
+    Precision precision;
+} TrainOverrides;
+
 typedef struct TrainConfig {
     char file[256];
+    unsigned auto_keys; /* DS_AUTO_* still to fill (ds_config_apply) */
     /* As written; 0 when absent. Resolved ones live in BatchPlan. */
     uint64_t train_batch_size;
     uint64_t micro_batch_per_gpu;
@@ -61,9 +89,12 @@ typedef struct TrainConfig {
     char optimizer[32];     /* optimizer.type, lower case; "adam" when absent */
     int optimizer_n_states; /* fp32 state tensors per parameter: Adam 2, SGD/Lion 1 */
     ZeroConfig zero;
+    bool is_bf16_master;           /* bf16.bf16_master_weights_and_grads: 2-byte master copy */
+    bool is_bf16_optimizer_states; /* bf16.bf16_optimizer_states: 2-byte Adam moments */
     bool partition_activations; /* activation_checkpointing.partition_activations */
     bool cpu_checkpointing;     /* activation_checkpointing.cpu_checkpointing */
-    StrList not_modelled;
+    StrList not_modelled; /* "key (what the result assumes instead)" */
+    StrList unknown_keys; /* top-level keys DeepSpeed does not define; ignored */
     StrList defaults_used;
 } TrainConfig;
 
@@ -79,6 +110,20 @@ int ds_config_parse(TrainConfig *out, const char *file, const char *text, size_t
 
 /* Loads a path, or resolves a name ("zero3") in <data_dir>/workloads/ds_configs/. */
 int ds_config_load(TrainConfig *out, const char *name_or_path, const char *data_dir, Err *err);
+
+/* Fills the config's "auto" values and applies the command line, as HF Trainer's DeepSpeed
+ * integration does (transformers integrations/deepspeed.py, HfTrainerDeepSpeedConfig
+ * trainer_config_process and trainer_config_finalize): batch keys from the overrides, else
+ * TrainingArguments' defaults (per_device_train_batch_size 8, gradient_accumulation_steps 1,
+ * train_batch_size derived); fp16/bf16.enabled from the precision override, else false as
+ * TrainingArguments' fp16/bf16 default; reduce_bucket_size = hidden^2 and, under ZeRO-3,
+ * stage3_prefetch_bucket_size = int(0.9 hidden^2), stage3_param_persistence_threshold =
+ * 10 hidden. Given overrides replace the config's values; the config's train_batch_size gives
+ * way to --micro-batch/--grad-accum without --global-batch, and its gradient_accumulation_steps
+ * to --global-batch. Every value set is recorded in defaults_used. Every combination is
+ * accepted here (their consistency with the GPU count is ds_config_resolve_batch's check), so
+ * it returns 0; err may be NULL. */
+int ds_config_apply(TrainConfig *cfg, uint64_t hidden, const TrainOverrides *overrides, Err *err);
 
 /* DeepSpeed's rule: train_batch_size = micro_batch * grad_accum * dp_size; any two given
  * determine the third, all three must agree, one alone implies grad_accum = 1. Appends the

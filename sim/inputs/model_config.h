@@ -1,11 +1,18 @@
 /*
  * model_config.h - a transformer's shape, read from a HuggingFace config.json or a preset.
  *
- * Accepts config.json files as HuggingFace publishes them: Llama/Mistral style (hidden_size,
- * num_key_value_heads, intermediate_size, gated MLP, RMSNorm), GPT-2 style (n_embd, n_layer,
- * n_head, learned positions, tied embeddings), GPT-NeoX style and MPT style (d_model, n_layers,
- * expansion_ratio). A bare name ("llama-2-7b") resolves to workloads/models/<name>.json. The
- * result is a plain record of the numbers model/ needs; nothing here computes costs.
+ * A HuggingFace config.json is an open format: every model type adds its own keys. The family
+ * is recognised by model_type (or, when it is absent, by architectures[0]) and decides which
+ * keys name the shape, the defaults of the transformers configuration class, and the module
+ * layout that parameter counts follow: biases, norms and their number per layer, fused or
+ * separate projections, gated MLPs, tied embeddings, learned positions, qk-norms, sliding-window
+ * layers. Decoder-only families zerosim models: GPT-2, GPT-BigCode, GPT-J, GPT-NeoX/Pythia,
+ * OPT, BLOOM, Falcon, Llama, Mistral, Qwen2/2.5, Qwen3, Gemma 1/2/3-text, Phi-1/2, Phi-3/4,
+ * OLMo 1/2/3, StarCoder2, MPT. Encoder-decoder, encoder-only, vision-language,
+ * mixture-of-experts and state-space families, and any model_type zerosim does not know, are
+ * refused with one line naming the family. Keys zerosim does not read are at most a warning;
+ * a key that is a near miss of an absent key zerosim reads is an error (a typo). A bare name
+ * ("llama-2-7b") resolves to workloads/models/<name>.json. Nothing here computes costs.
  */
 #ifndef ZEROSIM_INPUTS_MODEL_CONFIG_H
 #define ZEROSIM_INPUTS_MODEL_CONFIG_H
@@ -17,16 +24,52 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The sequence length zerosim trains at when the command line gives none: 2048 tokens, or the
+ * model's context when shorter. A training default, not the model's maximum context (a
+ * 131,072-token Llama-3.2 context would need a terabyte of activations): LLaMA-Factory's
+ * cutoff_len defaults to 2048 (src/llamafactory/hparams/data_args.py), and 2048 is the training
+ * length of GPT-3, OPT, BLOOM, Llama-1, Falcon and Pythia. */
+#define MODEL_CONFIG_TRAIN_SEQ_LEN 2048u
+
 typedef enum ModelFamily {
-    MODEL_FAMILY_GPT2,  /* GPT-2 / Megatron GPT: LayerNorm, biases, GeLU MLP, learned positions */
-    MODEL_FAMILY_NEOX,  /* GPT-NeoX / Pythia: LayerNorm, biases, GeLU MLP, rotary, untied head */
-    MODEL_FAMILY_LLAMA, /* Llama / Mistral: RMSNorm, no biases, SwiGLU MLP, rotary, GQA */
-    MODEL_FAMILY_MPT,   /* MPT: LayerNorm without bias, no biases, GeLU MLP, ALiBi, tied */
+    MODEL_FAMILY_GPT2,       /* GPT-2 / Megatron GPT: LayerNorm, biases, GeLU MLP, learned pos */
+    MODEL_FAMILY_BIGCODE,    /* GPT-BigCode (SantaCoder, StarCoder): GPT-2 with multi-query */
+    MODEL_FAMILY_GPTJ,       /* GPT-J: one LayerNorm (parallel block), biased MLP and LM head */
+    MODEL_FAMILY_NEOX,       /* GPT-NeoX / Pythia: LayerNorm, biases, GeLU MLP, untied head */
+    MODEL_FAMILY_OPT,        /* OPT: biases, ReLU MLP, learned positions offset by 2 */
+    MODEL_FAMILY_BLOOM,      /* BLOOM: ALiBi, LayerNorm after the embedding, biases */
+    MODEL_FAMILY_FALCON,     /* Falcon: multi-query or grouped (new decoder), parallel block */
+    MODEL_FAMILY_LLAMA,      /* Llama 1-3 / Mistral: RMSNorm, SwiGLU, GQA */
+    MODEL_FAMILY_QWEN2,      /* Qwen2 / Qwen2.5: Llama with Q, K, V biases */
+    MODEL_FAMILY_QWEN3,      /* Qwen3: Llama with per-head q/k RMSNorm */
+    MODEL_FAMILY_GEMMA,      /* Gemma: GeGLU, RMSNorm, head_dim 256, tied */
+    MODEL_FAMILY_GEMMA2,     /* Gemma 2: four norms per layer, alternating sliding windows */
+    MODEL_FAMILY_GEMMA3,     /* Gemma 3 text: Gemma 2 with q/k norms, 5:1 sliding windows */
+    MODEL_FAMILY_PHI,        /* Phi-1/1.5/2: one LayerNorm (parallel block), biases everywhere */
+    MODEL_FAMILY_PHI3,       /* Phi-3 / Phi-4: fused qkv and gate_up, RMSNorm */
+    MODEL_FAMILY_OLMO,       /* OLMo 1: non-parametric LayerNorm, SwiGLU, no biases */
+    MODEL_FAMILY_OLMO2,      /* OLMo 2 / 3: post-norms, q/k RMSNorm over all heads */
+    MODEL_FAMILY_STARCODER2, /* StarCoder2: LayerNorm, biases, GQA, GeLU MLP */
+    MODEL_FAMILY_MPT,        /* MPT: LayerNorm without bias, no biases, GeLU MLP, ALiBi, tied */
 } ModelFamily;
+
+/* What one norm holds. */
+typedef enum NormKind {
+    NORM_NONE,     /* non-parametric LayerNorm (OLMo 1) */
+    NORM_WEIGHT,   /* RMSNorm, or LayerNorm without bias: h */
+    NORM_AND_BIAS, /* LayerNorm with bias: 2h */
+} NormKind;
+
+/* Norms on the queries and keys inside attention. */
+typedef enum QkNorm {
+    QK_NORM_NONE,
+    QK_NORM_PER_HEAD, /* one head_dim-wide norm each for q and k (Qwen3, Gemma 3) */
+    QK_NORM_FULL,     /* norms over all query and all key channels (OLMo 2) */
+} QkNorm;
 
 typedef struct ModelConfig {
     char name[128];      /* preset name or file path, for reports */
-    char model_type[64]; /* HuggingFace model_type as written ("" when absent) */
+    char model_type[64]; /* HuggingFace model_type as written, or as architectures implies */
     ModelFamily family;
     uint64_t hidden;       /* h */
     uint64_t n_layers;     /* L */
@@ -36,13 +79,29 @@ typedef struct ModelConfig {
     uint64_t ffn_hidden;   /* f: MLP inner width */
     uint64_t vocab;        /* V */
     uint64_t max_seq;      /* context length the config declares */
-    bool is_gated_mlp;     /* gate, up and down projections (SwiGLU) instead of two */
-    bool has_linear_bias;  /* linear layers carry biases */
-    bool has_norm_bias;    /* LayerNorm with bias (2h per norm) rather than RMSNorm (h) */
-    bool has_learned_pos;  /* learned absolute position table of max_seq x h */
+    uint64_t embed_dim;    /* token-embedding width: h, or OPT's word_embed_proj_dim */
+    uint64_t position_rows; /* rows of the learned position table; 0 for rotary/ALiBi */
+    NormKind norm;
+    unsigned n_layer_norms; /* h-wide norms per layer: 1 (parallel block), 2, 4 (Gemma 2/3) */
+    bool has_final_norm;
+    bool has_embed_norm;   /* a norm right after the token embedding (BLOOM) */
+    bool is_parallel_block; /* attention and MLP read the same layer input (GPT-J, Phi,
+                               Falcon, GPT-NeoX with use_parallel_residual) */
+    QkNorm qk_norm;
+    bool has_qk_norm_bias; /* Phi's qk_layernorm is a LayerNorm with bias */
+    bool has_qkv_bias;     /* Q, K, V projections carry biases */
+    bool has_out_bias;     /* the attention output projection carries a bias */
+    bool has_mlp_bias;     /* MLP projections carry biases */
+    bool has_lm_head_bias; /* the untied output projection carries a bias (GPT-J, Phi) */
+    bool is_gated_mlp;     /* gate, up and down projections (SwiGLU/GeGLU) instead of two */
+    bool is_gate_up_fused; /* gate and up are one module (Phi-3) */
     bool is_tied;          /* output projection shares the input embedding */
     bool is_qkv_fused;     /* Q, K, V are one module (matters for "largest layer") */
-    StrList not_modelled;  /* keys the file has that zerosim reads but does not model */
+    uint64_t sliding_window;   /* keys a sliding-window layer attends to; 0 when none */
+    uint64_t n_sliding_layers; /* layers with sliding-window attention */
+    StrList not_modelled;  /* "key (what the result assumes instead)" for keys that would
+                              change the result; metadata keys are not listed */
+    StrList unknown_keys;  /* keys zerosim neither reads nor knows; ignored */
     StrList defaults_used; /* "key = value (why)" for every value not in the file */
 } ModelConfig;
 
@@ -53,6 +112,12 @@ int model_config_parse(ModelConfig *out, const char *file, const char *text, siz
 
 /* Loads a path, or resolves a preset name in <data_dir>/workloads/models/. */
 int model_config_load(ModelConfig *out, const char *name_or_path, const char *data_dir, Err *err);
+
+/* The family's name as zerosim reports it ("Qwen2", "GPT-NeoX"). */
+const char *model_config_family_name(ModelFamily family);
+
+/* The sequence length used when none is given: min(MODEL_CONFIG_TRAIN_SEQ_LEN, max_seq). */
+uint64_t model_config_default_seq_len(const ModelConfig *cfg);
 
 /* Frees the lists; safe on a zeroed or failed config. */
 void model_config_fini(ModelConfig *cfg);

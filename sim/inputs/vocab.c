@@ -29,6 +29,7 @@
 #include "vocab.h"
 
 #include <stddef.h>
+#include <string.h>
 
 /* ---------------------------------------------------------------- ds_config.json top level */
 
@@ -113,8 +114,6 @@ const char *const vocab_ds_fp16_not_modelled[] = {
 const char *const vocab_ds_bf16_not_modelled[] = {
     "immediate_grad_update",
     "check_grad_overflow",
-    "bf16_master_weights_and_grads",
-    "bf16_optimizer_states",
     NULL,
 };
 
@@ -192,7 +191,7 @@ const char *const vocab_ds_act_ckpt_not_modelled[] = {
 
 /* ---------------------------------------------------------------- HF config.json */
 
-const char *const vocab_hf_not_modelled[] = {
+const char *const vocab_hf_metadata[] = {
     /* PretrainedConfig: bookkeeping written by save_pretrained */
     "_name_or_path",
     "name_or_path",
@@ -203,7 +202,6 @@ const char *const vocab_hf_not_modelled[] = {
     "torch_dtype",
     "dtype",
     "use_bfloat16",
-    "quantization_config",
     "attn_implementation",
     "_attn_implementation_autoset",
     "experts_implementation",
@@ -318,8 +316,134 @@ const char *const vocab_hf_not_modelled[] = {
     "norm_type",
     "fc_type",
     "use_pad_tok_in_ffn",
+    /* activations and positional encodings: no effect on parameters, FLOPs or bytes */
+    "hidden_act",
+    "activation_function",
+    "hidden_activation",
+    "rotary_dim",
+    "rotary",
+    "rope_type",
+    "rope_local_base_freq",
+    "alibi",
+    "n_ctx",
+    "seq_length",
+    "scale_attn_weights",
+    /* numerics and fused-kernel switches of the families' modeling files */
+    "norm_epsilon",
+    "clip_qkv",
+    "qk_layernorm",
+    "apply_residual_connection_post_layernorm",
+    "slow_but_exact",
+    "masked_softmax_fusion",
+    "offset_alibi",
+    "attention_softmax_in_fp32",
+    "bias_dropout_fusion",
+    "skip_bias_add",
+    "skip_bias_add_qkv",
+    "query_pre_attn_scalar",
+    "final_logit_softcapping",
+    "cache_implementation",
+    "embedding_dropout",
+    "residual_dropout",
+    "resid_dropout",
+    "mlp_dropout",
+    "use_parallel_residual",
+    /* layouts read by other families (harmless here) */
+    "max_window_layers",
+    "use_sliding_window",
+    "sliding_window_pattern",
+    "num_ln_in_parallel_attn",
+    "multi_query",
+    "parallel_attn",
+    "new_decoder_architecture",
+    "bias",
+    "use_bias",
+    "attention_bias",
+    "mlp_bias",
+    "tie_word_embeddings",
+    "head_dim",
+    /* OPT (configuration_opt.py) and Qwen2-VL text configs */
+    "activation_dropout",
+    "dropout",
+    "init_std",
+    "layerdrop",
+    "output_projection",
+    "scale_embedding",
+    "use_mrope",
+    /* hub bookkeeping */
+    "custom_pipelines",
+    "n_inner", /* read by GPT-2 and GPT-J; BLOOM configs carry it as null */
+    "keys_to_ignore_at_inference",
+    "model_name",
     NULL,
 };
+
+/* Keys that would change the result, with what zerosim assumes instead. */
+static const struct {
+    const char *key;
+    const char *assumed;
+} hf_assumptions[] = {
+    {"quantization_config", "the result assumes 16-bit or fp32 weights as the DeepSpeed config "
+                            "says; quantized (QLoRA-style) training is not modelled"},
+    {"attn_logit_softcapping",
+     "the result assumes attention runs as --flash-attention says; FlashAttention supports "
+     "soft-capping only from 2.6, older stacks fall back to eager attention"},
+    {"num_experts", "the result assumes a dense MLP; experts are not modelled"},
+    {"num_local_experts", "the result assumes a dense MLP; experts are not modelled"},
+};
+
+const char *vocab_hf_assumption(const char *key)
+{
+    for (size_t i = 0; i < sizeof hf_assumptions / sizeof hf_assumptions[0]; i++)
+        if (strcmp(key, hf_assumptions[i].key) == 0)
+            return hf_assumptions[i].assumed;
+    return NULL;
+}
+
+/* ds_config.json keys DeepSpeed defines that would change the result, by JSON path. */
+static const struct {
+    const char *path;
+    const char *assumed;
+} ds_assumptions[] = {
+    {"tensor_parallel", "the result assumes no tensor parallelism: each GPU holds whole layers"},
+    {"pipeline", "the result assumes no pipeline parallelism"},
+    {"sequence_parallel_size", "the result assumes no sequence parallelism"},
+    {"sparse_attention", "the result assumes dense attention"},
+    {"progressive_layer_drop", "the result assumes every layer runs in every step"},
+    {"compression_training", "the result assumes uncompressed training"},
+    {"quantize_training", "the result assumes unquantized training"},
+    {"weight_quantization", "the result assumes unquantized weights"},
+    {"communication_data_type",
+     "the result assumes gradients are reduced in the training precision"},
+    {"data_types", "the result assumes gradients accumulate in the training precision "
+                   "(data_types.grad_accum_dtype fp32 would add 4 bytes per parameter)"},
+    {"torch_autocast", "the result assumes the precision fp16/bf16.enabled gives; fp32 weights "
+                       "under autocast are not modelled"},
+    {"amp", "the result assumes the precision fp16/bf16.enabled gives; apex AMP is not "
+            "modelled"},
+    {"fp16.fp16_master_weights_and_grads",
+     "the result assumes fp32 master weights and gradients"},
+    {"zero_optimization.zero_quantized_weights",
+     "ZeRO++ qwZ is not modelled: the result assumes 16-bit parameter all-gathers"},
+    {"zero_optimization.zero_quantized_nontrainable_weights",
+     "ZeRO++ is not modelled: the result assumes 16-bit frozen weights"},
+    {"zero_optimization.zero_quantized_gradients",
+     "ZeRO++ qgZ is not modelled: the result assumes 16-bit gradient reduce-scatters"},
+    {"zero_optimization.zero_hpz_partition_size",
+     "ZeRO++ hpZ is not modelled: the result assumes one parameter partition over all GPUs"},
+    {"zero_optimization.zenflow", "ZenFlow is not modelled: the result assumes every "
+                                  "gradient is applied in every step"},
+    {"zero_optimization.offload_optimizer.super_offload",
+     "SuperOffload is not modelled: the result assumes DeepSpeed's CPU Adam path"},
+};
+
+const char *vocab_ds_assumption(const char *path)
+{
+    for (size_t i = 0; i < sizeof ds_assumptions / sizeof ds_assumptions[0]; i++)
+        if (strcmp(path, ds_assumptions[i].path) == 0)
+            return ds_assumptions[i].assumed;
+    return NULL;
+}
 
 /*
  * Versions read (August 2026 snapshots):

@@ -9,7 +9,8 @@
  *   MLP:       input e h, up output e f, activation output e f, dropout mask h -> 19 h at f=4h;
  *              gated: input e h, gate, up, act(gate) and product e f each, mask h
  *   norms:     the two LayerNorm inputs, 2 e h                                   -> 4 h
- * which sums to the paper's 34 h + 5 a s for GPT. The output layer keeps the final norm input
+ * which sums to the paper's 34 h + 5 a s for GPT. Parallel blocks, Gemma 2/3's extra norms and
+ * q/k norms change the norm and MLP-input terms (below). The output layer keeps the final norm input
  * and the logits' input (2 e h) and fp32 logits for the loss (4 V), section 4.3.
  */
 #include "activations.h"
@@ -25,6 +26,20 @@ void activations_bytes(const ModelConfig *cfg, const RunSetup *setup, Activation
     uint64_t attn = e * h + e * q_dim + 2 * e * kv_dim + e * q_dim + h;
     uint64_t mlp = cfg->is_gated_mlp ? e * h + 4 * e * f + h : e * h + 2 * e * f + h;
     uint64_t norms = 2 * e * h;
+    /* The family's layer layout (its HF modeling file): in a parallel block attention and MLP
+     * read the same layer input, so one norm input is kept, and with a single norm (GPT-J,
+     * Phi, Falcon-7B) the MLP's input is the attention's QKV input, kept once; Gemma 2/3's
+     * post-attention and post-feedforward norms keep their inputs (the attention and MLP
+     * outputs); q/k norms keep the un-normed q and k. */
+    if (cfg->is_parallel_block) {
+        norms = e * h;
+        if (cfg->n_layer_norms == 1)
+            mlp -= e * h;
+    }
+    if (cfg->n_layer_norms == 4)
+        norms += 2 * e * h;
+    if (cfg->qk_norm != QK_NORM_NONE)
+        norms += e * (q_dim + kv_dim);
     uint64_t linear_part = tokens * (attn + mlp + norms);
 
     /* The s x s scores, per head: softmax output, dropout mask, dropout output. */

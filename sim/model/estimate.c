@@ -21,7 +21,7 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
                        "GPU count %llu, got %llu",
                        train->file, (unsigned long long)n_gpus, (unsigned long long)shard);
     RunSetup *setup = &out->setup;
-    setup->seq_len = opts->seq_len ? opts->seq_len : model->max_seq;
+    setup->seq_len = opts->seq_len ? opts->seq_len : model_config_default_seq_len(model);
     /* The s x s score matrices count tokens x heads x s bytes; keep every byte count far from
      * 2^64 (a micro-batch this large is a typo, not a plan). */
     double score_bytes = 5.0 * (double)setup->seq_len * (double)setup->seq_len *

@@ -27,7 +27,7 @@
 #define ESTIMATE_DEFAULT_HEADROOM_FRACTION 0.05
 
 typedef struct EstimateOptions {
-    uint64_t seq_len; /* 0: the model's context length */
+    uint64_t seq_len; /* 0: model_config_default_seq_len() */
     Recompute recompute;
     uint32_t checkpoint_every; /* RECOMPUTE_FULL: every N-th layer (1: all) */
     bool is_flash_attention;

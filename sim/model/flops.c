@@ -20,7 +20,16 @@ void flops_step(const ModelConfig *cfg, const ModelParams *params, const RunSetu
     const double L = (double)cfg->n_layers;
     const double q_dim = (double)(cfg->n_heads * cfg->head_dim);
 
-    out->attn_core_per_token = 4.0 * s * q_dim; /* QK^T: 2 s (a d); AV: 2 s (a d) */
+    /* QK^T: 2 s (a d); AV: 2 s (a d). A sliding-window layer attends to at most w keys per
+     * query, and FlashAttention-2's window_size skips the key blocks outside it (flash-attn
+     * 2.3, "sliding window"); unfused attention still multiplies the whole masked s x s.
+     * The per-layer figure is the mean over layers, so the sum over layers is exact. */
+    double keys = s;
+    if (setup->is_flash_attention && cfg->n_sliding_layers > 0 && cfg->sliding_window < s)
+        keys = ((L - (double)cfg->n_sliding_layers) * s +
+                (double)cfg->n_sliding_layers * (double)cfg->sliding_window) /
+               L;
+    out->attn_core_per_token = 4.0 * keys * q_dim;
     out->layer_fwd_per_token = 2.0 * (double)params->gemm_per_layer + out->attn_core_per_token;
     out->logits_fwd_per_token = 2.0 * (double)cfg->hidden * (double)cfg->vocab;
 

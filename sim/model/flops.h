@@ -9,7 +9,9 @@
  *    (Narayanan et al. 2021, eq. 3), used by DeepSpeed and Megatron papers for TFLOP/s/GPU.
  * The hardware count generalises the Megatron derivation to GQA, gated MLPs and biases:
  * 2 FLOPs per GEMM weight per token, 4 s (a d) per token per layer for QK^T and AV, 2 h V per
- * token for the logits; backward is twice forward.
+ * token for the logits; backward is twice forward. With FlashAttention a sliding-window layer
+ * (Mistral, Gemma 2/3, Qwen2 with use_sliding_window, Phi-3, StarCoder2, OLMo 3) attends to
+ * min(s, w) keys per query instead of s.
  */
 #ifndef ZEROSIM_MODEL_FLOPS_H
 #define ZEROSIM_MODEL_FLOPS_H
@@ -19,7 +21,8 @@
 
 typedef struct StepFlops {
     double layer_fwd_per_token;  /* one layer, forward, GEMMs + attention */
-    double attn_core_per_token;  /* the QK^T and AV part of layer_fwd_per_token */
+    double attn_core_per_token;  /* the QK^T and AV part of layer_fwd_per_token (the mean
+                                  * over layers when some have sliding windows) */
     double logits_fwd_per_token; /* output projection */
     double hardware;             /* per step, all GPUs, with recomputation */
     double model;                /* per step, all GPUs, 6 N tokens + attention, no recompute */

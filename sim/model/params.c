@@ -1,15 +1,23 @@
 /*
  * params.c - module-by-module parameter counts (see params.h).
  *
- * Shapes follow the HuggingFace implementations: GPT-2 (Conv1D c_attn fusing Q,K,V; c_fc,
- * c_proj; LayerNorm with bias), GPT-NeoX (query_key_value, dense_h_to_4h, dense_4h_to_h),
- * Llama/Mistral (q,k,v,o, gate/up/down, RMSNorm), MPT (Wqkv, up/down, LayerNorm without bias).
- * With grouped-query attention K and V project to n_kv_heads x head_dim.
+ * Shapes follow the HuggingFace modeling files of each family (model_config.h lists them):
+ * a layer holds n_layer_norms norms of h (weight, plus bias for LayerNorm with bias; nothing
+ * for OLMo 1's non-parametric norm), Q/K/V separate or fused (K and V of n_kv_heads x head_dim,
+ * so grouped- and multi-query attention are exact), optional q/k norms (per head of head_dim,
+ * or over all heads), the output projection, and the MLP (gate and up separate or fused, or a
+ * single up projection; then down), each bias where the family has it. Around the layers: the
+ * V x embed_dim token embedding (with OPT's project_in and BLOOM's embedding LayerNorm), a
+ * learned position table (GPT-2, GPT-BigCode: n_positions rows; OPT: max_position_embeddings
+ * + 2), the final norm (with OPT's project_out), and an untied head (with its bias in GPT-J
+ * and Phi).
  */
 #include "params.h"
 
 static void add(ModelParams *p, const char *name, uint64_t weight, uint64_t bias, bool gemm)
 {
+    if (weight == 0)
+        return; /* a non-parametric norm holds nothing */
     ParamModule *m = &p->layer[p->n_layer_modules++];
     m->name = name;
     m->weight = weight;
@@ -19,30 +27,44 @@ static void add(ModelParams *p, const char *name, uint64_t weight, uint64_t bias
 
 void params_count(const ModelConfig *cfg, ModelParams *out)
 {
+    static const char *const norm_names[] = {"norm_1", "norm_2", "norm_3", "norm_4"};
     *out = (ModelParams){0};
-    const uint64_t h = cfg->hidden, f = cfg->ffn_hidden;
-    const uint64_t q_dim = cfg->n_heads * cfg->head_dim;
-    const uint64_t kv_dim = cfg->n_kv_heads * cfg->head_dim;
-    const uint64_t norm_bias = cfg->has_norm_bias ? h : 0;
-    const bool b = cfg->has_linear_bias;
+    const uint64_t h = cfg->hidden, f = cfg->ffn_hidden, d = cfg->head_dim;
+    const uint64_t q_dim = cfg->n_heads * d;
+    const uint64_t kv_dim = cfg->n_kv_heads * d;
+    const uint64_t norm_w = cfg->norm == NORM_NONE ? 0 : h;
+    const uint64_t norm_b = cfg->norm == NORM_AND_BIAS ? h : 0;
+    const uint64_t e = cfg->embed_dim ? cfg->embed_dim : h;
+    out->hidden = h;
 
-    add(out, "input_norm", h, norm_bias, false);
+    for (unsigned i = 0; i < cfg->n_layer_norms && i < 4; i++)
+        add(out, norm_names[i], norm_w, norm_b, false);
     if (cfg->is_qkv_fused) {
-        add(out, "qkv_proj", h * (q_dim + 2 * kv_dim), b ? q_dim + 2 * kv_dim : 0, true);
+        add(out, "qkv_proj", h * (q_dim + 2 * kv_dim), cfg->has_qkv_bias ? q_dim + 2 * kv_dim : 0,
+            true);
     } else {
-        add(out, "q_proj", h * q_dim, b ? q_dim : 0, true);
-        add(out, "k_proj", h * kv_dim, b ? kv_dim : 0, true);
-        add(out, "v_proj", h * kv_dim, b ? kv_dim : 0, true);
+        add(out, "q_proj", h * q_dim, cfg->has_qkv_bias ? q_dim : 0, true);
+        add(out, "k_proj", h * kv_dim, cfg->has_qkv_bias ? kv_dim : 0, true);
+        add(out, "v_proj", h * kv_dim, cfg->has_qkv_bias ? kv_dim : 0, true);
     }
-    add(out, "o_proj", q_dim * h, b ? h : 0, true);
-    add(out, "post_attention_norm", h, norm_bias, false);
-    if (cfg->is_gated_mlp) {
-        add(out, "gate_proj", h * f, b ? f : 0, true);
-        add(out, "up_proj", h * f, b ? f : 0, true);
+    if (cfg->qk_norm == QK_NORM_PER_HEAD) { /* Qwen3, Gemma 3: RMSNorm(head_dim); Phi: LN */
+        add(out, "q_norm", d, cfg->has_qk_norm_bias ? d : 0, false);
+        add(out, "k_norm", d, cfg->has_qk_norm_bias ? d : 0, false);
+    } else if (cfg->qk_norm == QK_NORM_FULL) { /* OLMo 2: RMSNorm(heads x head_dim) */
+        add(out, "q_norm", q_dim, 0, false);
+        add(out, "k_norm", kv_dim, 0, false);
+    }
+    add(out, "o_proj", q_dim * h, cfg->has_out_bias ? h : 0, true);
+    const uint64_t mlp_b = cfg->has_mlp_bias ? f : 0;
+    if (cfg->is_gated_mlp && cfg->is_gate_up_fused) {
+        add(out, "gate_up_proj", h * 2 * f, 2 * mlp_b, true);
+    } else if (cfg->is_gated_mlp) {
+        add(out, "gate_proj", h * f, mlp_b, true);
+        add(out, "up_proj", h * f, mlp_b, true);
     } else {
-        add(out, "up_proj", h * f, b ? f : 0, true);
+        add(out, "up_proj", h * f, mlp_b, true);
     }
-    add(out, "down_proj", f * h, b ? h : 0, true);
+    add(out, "down_proj", f * h, cfg->has_mlp_bias ? h : 0, true);
 
     uint64_t largest = 0;
     for (size_t i = 0; i < out->n_layer_modules; i++) {
@@ -53,16 +75,22 @@ void params_count(const ModelConfig *cfg, ModelParams *out)
         if (m->weight + m->bias > largest)
             largest = m->weight + m->bias;
     }
-    out->embedding = cfg->vocab * h;
-    out->position = cfg->has_learned_pos ? cfg->max_seq * h : 0;
-    out->final_norm = h + norm_bias;
-    out->lm_head = cfg->is_tied ? 0 : cfg->vocab * h;
+    const uint64_t projection = e != h ? e * h : 0; /* OPT's project_in and project_out */
+    const uint64_t token_embedding = cfg->vocab * e;
+    out->embed_norm = cfg->has_embed_norm ? norm_w + norm_b : 0;
+    out->embedding = token_embedding + projection + out->embed_norm;
+    out->position = cfg->position_rows * h;
+    out->final_vectors = cfg->has_final_norm ? norm_w + norm_b : 0;
+    out->final_norm = out->final_vectors + projection;
+    out->lm_head = cfg->is_tied ? 0 : cfg->vocab * e + (cfg->has_lm_head_bias ? cfg->vocab : 0);
     out->total = cfg->n_layers * out->per_layer + out->embedding + out->position + out->final_norm +
                  out->lm_head;
-    if (out->embedding > largest)
-        largest = out->embedding;
+    if (token_embedding > largest)
+        largest = token_embedding;
     if (out->position > largest)
         largest = out->position;
+    if (out->lm_head > largest)
+        largest = out->lm_head;
     out->largest_module = largest;
 }
 
@@ -75,17 +103,16 @@ uint64_t params_persistent(const ModelParams *p, uint64_t n_layers, uint64_t thr
         if (p->layer[i].bias > 0 && p->layer[i].bias <= threshold)
             per_layer += p->layer[i].bias;
     }
-    /* The final norm is two vectors of h (weight, bias) or one. */
-    uint64_t final_norm = 0;
-    uint64_t h = p->layer[0].weight; /* input_norm weight is h */
-    if (h <= threshold)
-        final_norm = p->final_norm;
+    /* The embedding and final norms are one or two vectors of h each. */
+    uint64_t vectors = p->hidden <= threshold ? p->embed_norm + p->final_vectors : 0;
     uint64_t rest = 0;
-    if (p->embedding <= threshold)
-        rest += p->embedding;
+    if (p->embedding - p->embed_norm <= threshold)
+        rest += p->embedding - p->embed_norm;
     if (p->position > 0 && p->position <= threshold)
         rest += p->position;
+    if (p->final_norm - p->final_vectors > 0 && p->final_norm - p->final_vectors <= threshold)
+        rest += p->final_norm - p->final_vectors;
     if (p->lm_head > 0 && p->lm_head <= threshold)
         rest += p->lm_head;
-    return n_layers * per_layer + final_norm + rest;
+    return n_layers * per_layer + vectors + rest;
 }

@@ -1,8 +1,9 @@
 /*
  * params.h - parameter counts of a transformer, module by module.
  *
- * A layer is listed as its modules (norms, attention projections, MLP projections), each with
- * a weight and an optional bias, as PyTorch would hold them; totals, the largest single module
+ * A layer is listed as its modules (norms, attention projections, q/k norms, MLP projections),
+ * each with a weight and an optional bias, as the family's HuggingFace modeling file holds
+ * them; totals, the largest single module
  * (DeepSpeed's "largest layer" in its ZeRO-3 estimator) and the parameters small enough to stay
  * resident under ZeRO-3's persistence threshold all derive from that list.
  */
@@ -15,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PARAMS_MAX_MODULES 12
+#define PARAMS_MAX_MODULES 16
 
 typedef struct ParamModule {
     const char *name;
@@ -29,10 +30,14 @@ typedef struct ModelParams {
     size_t n_layer_modules;
     uint64_t per_layer;      /* all parameters of one layer */
     uint64_t gemm_per_layer; /* weights of one layer that enter GEMMs */
-    uint64_t embedding;      /* V x h token embedding */
+    uint64_t embedding;      /* before the first layer: V x embed_dim token embedding, plus
+                                OPT's project_in and BLOOM's embedding norm */
+    uint64_t embed_norm;     /* of which the embedding norm (vectors of h) */
     uint64_t position;       /* learned position table; 0 for rotary/ALiBi */
-    uint64_t final_norm;
-    uint64_t lm_head;        /* untied output projection; 0 when tied */
+    uint64_t final_norm;     /* after the last layer: the final norm, plus OPT's project_out */
+    uint64_t final_vectors;  /* of which the final norm (vectors of h) */
+    uint64_t lm_head;        /* untied output projection (and its bias); 0 when tied */
+    uint64_t hidden;         /* h, the width of every norm vector */
     uint64_t total;          /* Psi */
     uint64_t largest_module; /* biggest single module (weight + bias) */
 } ModelParams;

@@ -90,7 +90,13 @@ void zero_memory(const TrainConfig *cfg, const ModelParams *params, uint64_t n_l
     out->partition_elems = part;
     out->param_bytes = mixed ? 2 : 4;
     out->grad_bytes = mixed ? 2 : 4;
-    out->optimizer_bytes = (mixed ? 4 : 0) + 4u * (unsigned)cfg->optimizer_n_states;
+    /* Mixed precision keeps an fp32 master copy and fp32 optimizer states (ZeRO, Sec. 3.1);
+     * DeepSpeed's bf16 section can keep either in bf16 (bf16_master_weights_and_grads,
+     * bf16_optimizer_states: 2 bytes each, DeepSpeedExamples bf16_master_weight README). */
+    const bool is_bf16 = cfg->precision == PRECISION_BF16;
+    const unsigned master_bytes = mixed ? (is_bf16 && cfg->is_bf16_master ? 2u : 4u) : 0u;
+    const unsigned state_bytes = is_bf16 && cfg->is_bf16_optimizer_states ? 2u : 4u;
+    out->optimizer_bytes = master_bytes + state_bytes * (unsigned)cfg->optimizer_n_states;
 
     const uint64_t p = out->param_bytes, g = out->grad_bytes, k = out->optimizer_bytes;
     out->gpu_params = z->stage >= 3 ? p * part : p * psi;

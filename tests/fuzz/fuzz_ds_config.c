@@ -19,7 +19,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     TrainConfig cfg;
     Err err = {0};
-    if (ds_config_parse(&cfg, "fuzz.json", (const char *)data, size, &err) == 0) {
+    if (ds_config_parse(&cfg, "fuzz.json", (const char *)data, size, &err) == 0 &&
+        /* "auto" filled from the widest hidden size model_config accepts (2^20) */
+        ds_config_apply(&cfg, 1u << 20, NULL, &err) == 0) {
         /* 2^30: 2^20 nodes (platform.c MAX_COUNT) x 1024 GPUs per node. */
         static const uint64_t dp_sizes[] = {1, 3, 8, 1000, 1ull << 20, 1ull << 30};
         for (size_t i = 0; i < sizeof dp_sizes / sizeof dp_sizes[0]; i++) {
