@@ -237,7 +237,8 @@ static void toy_platform(Platform *p, const char *nvlink, const char *pcie, cons
              "{\"name\": \"toy\", \"nodes\": 2, \"gpus_per_node\": 8, \"gpu\": {\"model\": "
              "\"G\", \"fp32_flops_per_s\": 20e12, \"fp16_flops_per_s\": 300e12, "
              "\"bf16_flops_per_s\": 300e12, \"gemm_efficiency\": 0.8, \"hbm_bytes\": "
-             "85899345920, \"hbm_bw_bytes_per_s\": 2e12}%s, \"pcie\": %s, \"cpu\": {\"model\": "
+             "85899345920, \"hbm_bw_bytes_per_s\": 2e12, \"matmul_flops_per_s\": 260e12, "
+             "\"sm_count\": 108, \"memory_bw_efficiency\": 0.87, \"kernel_launch_s\": 4e-6}%s, \"pcie\": %s, \"cpu\": {\"model\": "
              "\"C\", \"cores\": 128, \"dram_bytes\": 2199023255552, \"dram_bw_bytes_per_s\": "
              "400e9, \"adam_params_per_s_per_core\": 8e7}, \"nvme\": %s, \"nic\": "
              "{\"per_node\": 8, \"bw_bytes_per_s\": 25e9, \"latency_s\": 6e-7}, \"fabric\": "
@@ -300,6 +301,7 @@ static void test_calibration_apply_changes_documented_fields(void **state)
     Platform expected = before;
     /* bf16 present: 0.7 of 300e12 against the platform's 300e12. */
     expected.gpu.gemm_efficiency = 0.7;
+    expected.gpu.matmul_flops_per_s = 0.7 * 300e12; /* the kernel model's ceiling */
     /* min(22e9, 20e9); max(8e-6, 9e-6) minus the uplink's 5e-7. */
     expected.pcie.gpu_link.bw_bytes_per_s = 20e9;
     expected.pcie.gpu_link.latency_s = 9e-6 - 5e-7;
@@ -312,10 +314,12 @@ static void test_calibration_apply_changes_documented_fields(void **state)
     expected.nvme.write_bw_bytes_per_s_per_drive = 16e9 / 8;
     assert_close(after.pcie.gpu_link.latency_s, expected.pcie.gpu_link.latency_s);
     assert_close(after.gpu.gemm_efficiency, expected.gpu.gemm_efficiency);
+    assert_close(after.gpu.matmul_flops_per_s, expected.gpu.matmul_flops_per_s);
     after.pcie.gpu_link.latency_s = expected.pcie.gpu_link.latency_s;
     after.gpu.gemm_efficiency = expected.gpu.gemm_efficiency;
+    after.gpu.matmul_flops_per_s = expected.gpu.matmul_flops_per_s;
     assert_same_platform(&after, &expected);
-    assert_int_equal(n, 1 + 2 + 2 + 1 + 2);
+    assert_int_equal(n, 2 + 2 + 2 + 1 + 2);
 }
 
 /* A root port of its own (gpus_per_switch 1, no NIC): the uplink takes the bandwidth and half
@@ -331,6 +335,7 @@ static void test_calibration_apply_own_root_port_and_direct_links(void **state)
     calibration_apply(&c, &after);
     Platform expected = before;
     expected.gpu.gemm_efficiency = 0.7;
+    expected.gpu.matmul_flops_per_s = 0.7 * 300e12;
     expected.pcie.gpu_link.bw_bytes_per_s = 20e9;
     expected.pcie.switch_uplink.bw_bytes_per_s = 20e9;
     expected.pcie.gpu_link.latency_s = 4.5e-6;
@@ -341,7 +346,9 @@ static void test_calibration_apply_own_root_port_and_direct_links(void **state)
     expected.nvme.read_bw_bytes_per_s_per_drive = 3e9;
     expected.nvme.write_bw_bytes_per_s_per_drive = 2e9;
     assert_close(after.gpu.gemm_efficiency, expected.gpu.gemm_efficiency);
+    assert_close(after.gpu.matmul_flops_per_s, expected.gpu.matmul_flops_per_s);
     after.gpu.gemm_efficiency = expected.gpu.gemm_efficiency;
+    after.gpu.matmul_flops_per_s = expected.gpu.matmul_flops_per_s;
     assert_same_platform(&after, &expected);
 }
 
@@ -382,6 +389,7 @@ static void test_calibration_apply_gemm_efficiency(void **state)
     after = before;
     calibration_apply(&c, &after);
     assert_close(after.gpu.gemm_efficiency, 0.7 * 250.0 / 300.0);
+    assert_close(after.gpu.matmul_flops_per_s, 0.7 * 250e12); /* the measured asymptote */
     c.gemm[CALIB_BF16].peak_efficiency = 1.9; /* a peak far too low */
     c.gemm[CALIB_BF16].peak_flops_per_s = 300e12;
     after = before;
@@ -391,6 +399,7 @@ static void test_calibration_apply_gemm_efficiency(void **state)
     after = before;
     calibration_apply(&c, &after);
     assert_close(after.gpu.gemm_efficiency, 0.9);
+    assert_close(after.gpu.matmul_flops_per_s, 0.9 * 300e12); /* fp32's share of the 16-bit peak */
 }
 
 /* CPU Adam: the engine's node rate (cores x per core) never exceeds the measured best. */

@@ -378,7 +378,12 @@ static int apply_gemm(const Calibration *c, Platform *p)
             continue;
         /* The engine runs GEMMs at peak x efficiency: make that the calibrated asymptote. */
         p->gpu.gemm_efficiency = clamp(g->peak_efficiency * g->peak_flops_per_s / peak, 0.01, 1.0);
-        return 1;
+        /* The kernel model's matmul ceiling (model/kernels.c) is the same asymptote, held as
+         * a 16-bit rate: an fp32 measurement stands for the same share of the 16-bit peak. */
+        const double peak16 =
+            p->gpu.bf16_flops_per_s > 0 ? p->gpu.bf16_flops_per_s : p->gpu.fp16_flops_per_s;
+        p->gpu.matmul_flops_per_s = p->gpu.gemm_efficiency * peak16;
+        return 2;
     }
     return 0;
 }
