@@ -154,6 +154,13 @@ static void test_kernels_layer_mpt_by_hand(void **state)
     assert_rel(k.fwd.attention_s, flash, 1e-12);
     assert_rel(k.bwd.attention_s, 2.5 * flash, 1e-12);
     assert_rel(k.attn_core.attention_s, flash, 1e-12);
+    /* the first FlashAttention: half the throughput */
+    LayerKernels v1;
+    s.is_flash_attention_v1 = true;
+    kernels_layer(&cfg, &s, &g, &v1);
+    assert_rel(v1.fwd.attention_s, 2 * flash, 1e-12);
+    assert_rel(v1.bwd.attention_s, 2 * 2.5 * flash, 1e-12);
+    assert_rel(v1.fwd.gemm_s, k.fwd.gemm_s, 1e-12);
     /* forward memory: two norms 2 T h e, two residual adds 3 T h e, GeLU 2 T f e */
     assert_rel(k.fwd.memory_s, (2 * 2 * T * h * e + 2 * 3 * T * h * e + 2 * T * f * e) / B,
                1e-12);

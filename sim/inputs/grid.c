@@ -76,7 +76,7 @@ enum {
 
 static const char *const fsdp_values[] = {"none",     "FULL_SHARD",   "SHARD_GRAD_OP",
                                           "NO_SHARD", "HYBRID_SHARD", NULL};
-static const char *const on_off_values[] = {"on", "off", NULL};
+static const char *const flash_values[] = {"on", "v2", "v1", "off", NULL};
 static const char *const schedule_values[] = {"deepspeed", "textbook", NULL};
 static const char *const algo_values[] = {"auto", "ring", "tree", "hier", NULL};
 static const char *const mode_values[] = {"auto", "full", "symmetric", NULL};
@@ -100,7 +100,7 @@ static const DimSpec fixed_specs[N_FIXED] = {
                 "--activation-checkpointing", KIND_CKPT, false, false, NULL, 0,
                 "none, selective, full or every:N"},
     [D_FLASH] = {"flash_attention", "flash_attention", "--flash-attention", KIND_ENUM, false, false,
-                 on_off_values, 0, "on or off"},
+                 flash_values, 0, "on, v2, v1 or off"},
     [D_FSDP] = {"fsdp", "fsdp", "--fsdp", KIND_ENUM, false, true, fsdp_values, 0,
                 "none, FULL_SHARD, SHARD_GRAD_OP, NO_SHARD or HYBRID_SHARD"},
     [D_SCHEDULE] = {"schedule", "schedule", "--schedule", KIND_ENUM, false, true, schedule_values,

@@ -24,6 +24,7 @@ typedef struct EstimateOptions {
     Recompute recompute;
     uint32_t checkpoint_every; /* RECOMPUTE_FULL: every N-th layer (1: all) */
     bool is_flash_attention;
+    bool is_flash_attention_v1; /* FlashAttention (v1) rather than FlashAttention-2 */
 } EstimateOptions;
 
 typedef struct Estimate {

@@ -140,9 +140,13 @@ static void attention_core(LayerKernels *o, const ModelConfig *cfg, const RunSet
     KernelPass *core = &o->attn_core;
     if (s->is_flash_attention) {
         const double flops = 4.0 * b * seq * seq * a * d * 0.5; /* causal */
-        core->attention_s += kernels_attention_s(g, flops);
+        /* The first FlashAttention takes twice as long: FlashAttention-2 "yields around 2x
+         * speedup compared to FlashAttention" (Dao 2023, abstract), which reached 25-40% of
+         * the A100's peak to FlashAttention-2's 50-73%. */
+        const double slowdown = s->is_flash_attention_v1 ? 2.0 : 1.0;
+        core->attention_s += kernels_attention_s(g, flops) * slowdown;
         core->n_kernels += 1.0;
-        o->bwd.attention_s += kernels_attention_s(g, FLASH_BWD_FACTOR * flops);
+        o->bwd.attention_s += kernels_attention_s(g, FLASH_BWD_FACTOR * flops) * slowdown;
         o->bwd.n_kernels += 2.0; /* the dO.O row sums, then the main backward kernel */
     } else {
         /* Megatron's fused scale-mask-softmax: one kernel reading and writing the scores

@@ -12,11 +12,12 @@
  *  - element-wise and reduction kernels (norms, activations, residual adds, dropout, rotary
  *    embeddings, softmax over materialised scores, cross-entropy over the vocabulary): the
  *    bytes they read and write at achievable HBM bandwidth;
- *  - fused attention (FlashAttention): its causal FLOPs at the GPU's published
- *    FlashAttention throughput (peak x attention_efficiency), the backward 2.5 times the
- *    forward's FLOPs as the FlashAttention-2 benchmark counts them;
- *  - every kernel costs at least the host's launch time: the CPU issues kernels one after
- *    another, so a pass is never faster than its kernel count times the launch floor.
+ *  - fused attention (FlashAttention-2, or the first FlashAttention at half its speed): its
+ *    causal FLOPs at the GPU's published FlashAttention-2 throughput (peak x
+ *    attention_efficiency), the backward 2.5 times the forward's FLOPs as the
+ *    FlashAttention-2 benchmark counts them;
+ *  - the host's launch floor: the CPU issues kernels one after another ahead of the GPU,
+ *    so a pass is never faster than its kernel count times the launch time.
  * What the layer is made of depends on the model family (model_config.h): LayerNorm or
  * RMSNorm, GeLU or SwiGLU MLP, rotary embeddings or not, dropout (GPT-2 family) or not.
  * Pure functions of the shapes and the platform; schedule/cost.c turns them into engine work.
