@@ -87,8 +87,9 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
     out->fits_nvme = out->nvme_peak <= out->nvme_capacity;
     out->fits = out->fits_gpu && out->fits_cpu && out->fits_nvme;
 
-    double rate = platform_peak_flops_per_s(platform, train->precision) *
-                  platform->gpu.gemm_efficiency * (double)n_gpus;
-    out->compute_bound_step_s = out->flops.hardware / rate;
+    /* the kernel model's forward and backward with no communication (model/kernels.h) */
+    KernelGpu gpu;
+    kernels_gpu(platform, train->precision, &gpu);
+    out->compute_bound_step_s = kernels_step_s(model, setup, &gpu);
     return 0;
 }

@@ -15,6 +15,7 @@
 #include "comm_volume.h"
 #include "ds_estimator.h"
 #include "flops.h"
+#include "kernels.h"
 #include "params.h"
 #include "setup.h"
 #include "zero_memory.h"
@@ -44,7 +45,8 @@ typedef struct Estimate {
     uint64_t nvme_peak;       /* per node */
     uint64_t gpu_capacity, cpu_capacity, nvme_capacity;
     bool fits_gpu, fits_cpu, fits_nvme, fits;
-    double compute_bound_step_s; /* hardware FLOPs at gemm_efficiency x peak on every GPU */
+    double compute_bound_step_s; /* one GPU's forward, recomputation and backward kernels
+                                    (kernels_step_s), no communication: a lower bound */
 } Estimate;
 
 /* Builds the estimate. Resolves the batch against the platform's GPU count, appending the

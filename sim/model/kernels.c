@@ -194,6 +194,20 @@ static void head(LayerKernels *o, const ModelConfig *cfg, const KernelGpu *g, do
     memory(b, g, t * v * (16.0 + e), 2.0);
 }
 
+double kernels_step_s(const ModelConfig *cfg, const RunSetup *setup, const KernelGpu *g)
+{
+    LayerKernels k;
+    kernels_layer(cfg, setup, g, &k);
+    const double fwd = kernels_pass_s(g, &k.fwd), bwd = kernels_pass_s(g, &k.bwd);
+    const double L = (double)cfg->n_layers;
+    double recompute = (double)setup_n_checkpointed(setup, cfg->n_layers) * fwd;
+    if (setup->recompute == RECOMPUTE_SELECTIVE)
+        recompute = L * kernels_pass_s(g, &k.attn_core);
+    const double micro_batch_s = L * (fwd + bwd) + recompute + kernels_pass_s(g, &k.head_fwd) +
+                                 kernels_pass_s(g, &k.head_bwd);
+    return (double)setup->grad_accum * micro_batch_s;
+}
+
 void kernels_layer(const ModelConfig *cfg, const RunSetup *setup, const KernelGpu *g,
                    LayerKernels *out)
 {

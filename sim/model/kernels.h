@@ -82,4 +82,10 @@ typedef struct LayerKernels {
 void kernels_layer(const ModelConfig *cfg, const RunSetup *setup, const KernelGpu *g,
                    LayerKernels *out);
 
+/* One GPU's forward, recomputation and backward over the step's setup->grad_accum
+ * micro-batches, with nothing waiting for communication: every layer's passes, the
+ * recomputation of the checkpointed layers (or of every attention core under selective
+ * recomputation), the model's ends. */
+double kernels_step_s(const ModelConfig *cfg, const RunSetup *setup, const KernelGpu *g);
+
 #endif

@@ -109,10 +109,9 @@ void estimate_report_text(FILE *out, const EstimateReport *r)
             e->flops.hardware / scale, is_exa ? "EFLOP" : "PFLOP", e->flops.model / scale,
             e->flops.megatron / scale);
     fprintf(out,
-            "compute-bound step time: %.3f s (all GPUs at %.0f%% of %.0f TFLOP/s peak, no "
-            "communication)\n",
-            e->compute_bound_step_s, 100.0 * p->gpu.gemm_efficiency,
-            platform_peak_flops_per_s(p, t->precision) / UNITS_TFLOPS);
+            "compute-bound step time: %.3f s (the layers' kernels at their roofline times on "
+            "%s, no communication)\n",
+            e->compute_bound_step_s, p->gpu.model);
     fprintf(out, "\nverdict: %s\n",
             e->fits        ? "fits"
             : !e->fits_gpu ? "GPU memory runs out"
