@@ -402,6 +402,31 @@ static void test_calibration_apply_gemm_efficiency(void **state)
     assert_close(after.gpu.matmul_flops_per_s, 0.9 * 300e12); /* fp32's share of the 16-bit peak */
 }
 
+/* A D2D copy moves each byte twice: 0.8 TB/s of copy on 2 TB/s HBM is 0.8 of the bandwidth
+ * for streaming kernels; a copy faster than half the datasheet clamps to 1. */
+static void test_calibration_apply_memory_bandwidth(void **state)
+{
+    (void)state;
+    Platform before, after;
+    Calibration c;
+    toy_platform(&before, NVSWITCH, SHARED_PCIE, NVME8);
+    load_full(&c);
+    c.copy[CALIB_D2D].is_present = true;
+    c.copy[CALIB_D2D].bw_bytes_per_s = 0.8e12;
+    after = before;
+    int with = calibration_apply(&c, &after);
+    assert_close(after.gpu.memory_bw_efficiency, 2 * 0.8e12 / 2e12);
+    c.copy[CALIB_D2D].bw_bytes_per_s = 1.5e12;
+    after = before;
+    calibration_apply(&c, &after);
+    assert_true(after.gpu.memory_bw_efficiency == 1.0);
+    c.copy[CALIB_D2D].is_present = false;
+    after = before;
+    int without = calibration_apply(&c, &after);
+    assert_true(after.gpu.memory_bw_efficiency == before.gpu.memory_bw_efficiency);
+    assert_int_equal(with, without + 1);
+}
+
 /* CPU Adam: the engine's node rate (cores x per core) never exceeds the measured best. */
 static void test_calibration_apply_cpu_adam(void **state)
 {
@@ -444,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_calibration_apply_own_root_port_and_direct_links),
         cmocka_unit_test(test_calibration_apply_conditions),
         cmocka_unit_test(test_calibration_apply_gemm_efficiency),
+        cmocka_unit_test(test_calibration_apply_memory_bandwidth),
         cmocka_unit_test(test_calibration_apply_cpu_adam),
         cmocka_unit_test(test_calibration_apply_nothing),
     };

@@ -448,8 +448,20 @@ static int apply_disk(const Calibration *c, Platform *p)
     return 2;
 }
 
+/* A device-to-device copy of S bytes reads and writes 2 S of HBM: its rate over the
+ * datasheet bandwidth is the share streaming kernels reach (model/kernels.c). */
+static int apply_memory(const Calibration *c, Platform *p)
+{
+    const CalibCopy *d2d = &c->copy[CALIB_D2D];
+    if (!d2d->is_present)
+        return 0;
+    p->gpu.memory_bw_efficiency =
+        clamp(2.0 * d2d->bw_bytes_per_s / p->gpu.hbm_bw_bytes_per_s, 0.01, 1.0);
+    return 1;
+}
+
 int calibration_apply(const Calibration *c, Platform *p)
 {
     return apply_gemm(c, p) + apply_pcie(c, p) + apply_nvlink(c, p) + apply_cpu(c, p) +
-           apply_disk(c, p);
+           apply_disk(c, p) + apply_memory(c, p);
 }

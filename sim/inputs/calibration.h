@@ -166,7 +166,9 @@ int calibration_load(Calibration *out, const char *path, Err *err);
  *    gpus_per_node) on a platform with NVLink;
  *  - cpu.adam_params_per_s_per_core = params_per_s / max(threads, cpu.cores), so that the
  *    engine's node rate (cores x per-core rate) never exceeds the measured best;
- *  - nvme read and write bandwidth per drive = measured / drives, when drives >= 1.
+ *  - nvme read and write bandwidth per drive = measured / drives, when drives >= 1;
+ *  - gpu.memory_bw_efficiency = 2 x d2d bandwidth / hbm_bw_bytes_per_s (a copy reads and
+ *    writes each byte), clamped to [0.01, 1], when d2d is present.
  * Returns the number of platform fields changed. */
 int calibration_apply(const Calibration *c, Platform *p);
 
