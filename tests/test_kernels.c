@@ -173,6 +173,14 @@ static void test_kernels_layer_mpt_by_hand(void **state)
     assert_rel(k.head_fwd.gemm_s, 2 * T * 1280 * h / M, 1e-12);
     assert_rel(k.head_fwd.memory_s,
                (2 * T * h * e + 2 * T * h * e + T * 1280 * (e + 12)) / B, 1e-12);
+    /* fp32 activations: the loss needs no cast, only the log-softmax (r 4, w 4) */
+    RunSetup s32 = s;
+    s32.act_bytes = 4;
+    LayerKernels k32;
+    kernels_layer(&cfg, &s32, &g, &k32);
+    assert_rel(k32.head_fwd.memory_s, (2 * T * h * 4 + 2 * T * h * 4 + T * 1280 * 8.0) / B, 1e-12);
+    assert_rel(k32.head_bwd.memory_s,
+               (T * h * 4 + 1280 * h * 4 + 3 * T * h * 4 + T * 1280 * 12.0) / B, 1e-12);
 }
 
 /* Unfused attention materialises the scores: QK^T and AV batched over heads, the softmax

@@ -188,10 +188,11 @@ static void head(LayerKernels *o, const ModelConfig *cfg, const KernelGpu *g, do
     gemm(f, g, 1.0, t, v, h, e); /* logits */
     gemm(b, g, 1.0, t, h, v, e);
     gemm(b, g, 1.0, h, v, t, e);
-    /* cross-entropy on logits.float(): cast (r e, w 4), log-softmax (r 4, w 4); backward:
-     * log-softmax gradient (r 4 + 4, w 4), cast back (r 4, w e) */
-    memory(f, g, t * v * (e + 12.0), 2.0);
-    memory(b, g, t * v * (16.0 + e), 2.0);
+    /* cross-entropy on logits.float(): log-softmax (r 4, w 4), its gradient (r 4 + 4, w 4);
+     * 16-bit logits add the cast (r e, w 4) and its backward (r 4, w e) */
+    const bool is_cast = e < 4.0;
+    memory(f, g, t * v * (8.0 + (is_cast ? e + 4.0 : 0.0)), is_cast ? 2.0 : 1.0);
+    memory(b, g, t * v * (12.0 + (is_cast ? 4.0 + e : 0.0)), is_cast ? 2.0 : 1.0);
 }
 
 double kernels_step_s(const ModelConfig *cfg, const RunSetup *setup, const KernelGpu *g)
