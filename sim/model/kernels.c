@@ -3,7 +3,8 @@
  *
  * Per micro-batch of T = b s tokens, e bytes per activation element, hidden h, query width
  * q = a d, key/value width kv, MLP width f, vocabulary V. Forward, as PyTorch runs a layer:
- *   norm (r+w 2 T h e); QKV projection (one fused GEMM, or three); rotary embedding of Q and
+ *   norm (LayerNorm: one kernel, r+w 2 T h e; Llama's RMSNorm: eager fp32, see
+ *   rmsnorm_eager); QKV projection (one fused GEMM, or three); rotary embedding of Q and
  *   K (r+w 2 T (q + kv) e, NeoX and Llama families); the attention core (FlashAttention, or
  *   QK^T, softmax over the b a s^2 scores in HBM, AV as batched GEMMs); output projection;
  *   dropout (GPT-2 family: r+w plus a 1-byte mask); residual add (r 2, w 1); norm; MLP (up,
@@ -123,6 +124,31 @@ static void pointwise(LayerKernels *o, const KernelGpu *g, double elems, double 
     memory(&o->bwd, g, elems * e * (2.0 * n_in + 1.0), 1.0);
 }
 
+/* RMSNorm as the Llama family's reference implementations run it in eager PyTorch
+ * (transformers' LlamaRMSNorm.forward; torchtitan's RMSNorm): x.to(float32), pow(2),
+ * mean(-1), + eps, rsqrt, x * rsqrt, .to(input dtype), weight * x. Forward, per element of
+ * e-byte input: r e w 4, r 4 w 4, r 4, (per-row scalars), r 4 w 4, r 4 w e, r e w e
+ * = 28 + 4e bytes in 8 kernels. Backward through autograd: the weight product (r 2e w e,
+ * and the weight gradient's reduction r 2e), the casts (r e w 4, r 4 w e), the rsqrt
+ * product (r 4 w 4, and its reduction r 8 w 4), the mean's expansion (w 4), pow's gradient
+ * (r 8 w 4) and the sum of the two paths (r 8 w 4) = 60 + 7e bytes in 12 kernels. */
+static void rmsnorm_eager(LayerKernels *o, const KernelGpu *g, double elems, double e)
+{
+    memory(&o->fwd, g, elems * (28.0 + 4.0 * e), 8.0);
+    memory(&o->bwd, g, elems * (60.0 + 7.0 * e), 12.0);
+}
+
+/* A layer norm: one fused kernel (ATen's layer_norm) for LayerNorm families, the eager
+ * fp32 RMSNorm for Llama. */
+static void norm(LayerKernels *o, const ModelConfig *cfg, const KernelGpu *g, double elems,
+                 double e)
+{
+    if (cfg->family == MODEL_FAMILY_LLAMA)
+        rmsnorm_eager(o, g, elems, e);
+    else
+        pointwise(o, g, elems, 1.0, e);
+}
+
 /* Dropout keeps a 1-byte mask: forward reads x, writes y and the mask; backward reads the
  * gradient and the mask and writes the input gradient. */
 static void dropout(LayerKernels *o, const KernelGpu *g, double elems, double e)
@@ -183,8 +209,13 @@ static void head(LayerKernels *o, const ModelConfig *cfg, const KernelGpu *g, do
         memory(f, g, 3.0 * t * h * e, 1.0); /* + position rows */
         memory(b, g, 2.0 * t * h * e, 1.0);
     }
-    memory(f, g, 2.0 * t * h * e, 1.0); /* final norm */
-    memory(b, g, 3.0 * t * h * e, 1.0);
+    if (cfg->family == MODEL_FAMILY_LLAMA) { /* final norm */
+        memory(f, g, t * h * (28.0 + 4.0 * e), 8.0);
+        memory(b, g, t * h * (60.0 + 7.0 * e), 12.0);
+    } else {
+        memory(f, g, 2.0 * t * h * e, 1.0);
+        memory(b, g, 3.0 * t * h * e, 1.0);
+    }
     gemm(f, g, 1.0, t, v, h, e); /* logits */
     gemm(b, g, 1.0, t, h, v, e);
     gemm(b, g, 1.0, h, v, t, e);
@@ -222,7 +253,7 @@ void kernels_layer(const ModelConfig *cfg, const RunSetup *setup, const KernelGp
     const bool has_dropout = cfg->family == MODEL_FAMILY_GPT2;
 
     /* attention block */
-    pointwise(out, g, t * h, 1.0, e); /* norm */
+    norm(out, cfg, g, t * h, e);
     if (cfg->is_qkv_fused) {
         linear(out, g, t, q + 2.0 * kv, h, e);
     } else {
@@ -242,7 +273,7 @@ void kernels_layer(const ModelConfig *cfg, const RunSetup *setup, const KernelGp
     memory(&out->bwd, g, 3.0 * t * h * e, 1.0); /* residual gradients summed */
 
     /* MLP block */
-    pointwise(out, g, t * h, 1.0, e); /* norm */
+    norm(out, cfg, g, t * h, e);
     if (cfg->is_gated_mlp) {
         linear(out, g, t, f, h, e); /* gate */
         linear(out, g, t, f, h, e); /* up */
