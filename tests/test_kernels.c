@@ -221,19 +221,22 @@ static void test_kernels_layer_llama_family(void **state)
     kernels_layer(&mpt, &s, &g, &a);
     kernels_layer(&llama, &s, &g, &b);
     const double T = 1280, q = 1280, h = 1280, f = 5120, e = 2;
-    /* rotary r+w on Q and K; SiLU r+w T f e and the product r 2 w 1, in place of GeLU's
-     * r+w; two eager fp32 RMSNorms (28 + 4e bytes per element) in place of LayerNorm's 2e */
+    /* eager rotary on Q and K (16 + 2e bytes per element each way); SiLU r+w T f e and the
+     * product r 2 w 1, in place of GeLU's r+w; two eager fp32 RMSNorms (28 + 4e bytes per
+     * element) in place of LayerNorm's 2e */
     assert_rel(b.fwd.memory_s - a.fwd.memory_s,
-               (2 * T * q * e * 2 + 3 * T * f * e + 2 * T * h * (28 + 4 * e - 2 * e)) / 1e12,
+               (2 * T * q * (16 + 2 * e) + 3 * T * f * e + 2 * T * h * (28 + 4 * e - 2 * e)) /
+                   1e12,
                1e-12);
-    /* backward: the RMSNorms' 60 + 7e bytes in place of 3e, rotary 3e per element of Q and
-     * K, the product's r 5 per element in addition to SiLU's */
+    /* backward: the RMSNorms' 60 + 7e bytes in place of 3e, rotary again, the product's
+     * 5 T f e in addition to SiLU's */
     assert_rel(b.bwd.memory_s - a.bwd.memory_s,
-               (2 * T * h * (60 + 7 * e - 3 * e) + 2 * T * q * 3 * e + 5 * T * f * e) / 1e12,
+               (2 * T * h * (60 + 7 * e - 3 * e) + 2 * T * q * (16 + 2 * e) + 5 * T * f * e) /
+                   1e12,
                1e-12);
-    /* one more GEMM (gate); kernels: two rotary, the product, 7 more per RMSNorm */
+    /* one more GEMM (gate); kernels: it, 3 per rotary, the product, 7 more per RMSNorm */
     assert_rel(b.fwd.gemm_s - a.fwd.gemm_s, 2 * T * f * 1280 / 100e12, 1e-12);
-    assert_true(b.fwd.n_kernels - a.fwd.n_kernels == 4 + 2 * 7);
+    assert_true(b.fwd.n_kernels - a.fwd.n_kernels == 1 + 2 * 3 + 1 + 2 * 7);
 }
 
 int main(void)

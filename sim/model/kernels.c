@@ -5,7 +5,7 @@
  * q = a d, key/value width kv, MLP width f, vocabulary V. Forward, as PyTorch runs a layer:
  *   norm (LayerNorm: one kernel, r+w 2 T h e; Llama's RMSNorm: eager fp32, see
  *   rmsnorm_eager); QKV projection (one fused GEMM, or three); rotary embedding of Q and
- *   K (r+w 2 T (q + kv) e, NeoX and Llama families); the attention core (FlashAttention, or
+ *   K (NeoX and Llama families, eager, see rotary_eager); the attention core (FlashAttention, or
  *   QK^T, softmax over the b a s^2 scores in HBM, AV as batched GEMMs); output projection;
  *   dropout (GPT-2 family: r+w plus a 1-byte mask); residual add (r 2, w 1); norm; MLP (up,
  *   or gate and up, its activation: GeLU r+w 2 T f e, SiLU and product 5 T f e); down
@@ -138,6 +138,17 @@ static void rmsnorm_eager(LayerKernels *o, const KernelGpu *g, double elems, dou
     memory(&o->bwd, g, elems * (60.0 + 7.0 * e), 12.0);
 }
 
+/* Rotary embedding of Q or K as torchtitan's apply_rotary_emb runs it: x.float() viewed as
+ * complex (r e w 4), times the complex frequencies (r 4 w 4; the table is small), back to
+ * real and .type_as(x) (r 4 w e): 16 + 2e bytes per element in 3 kernels, and the same in
+ * backward. transformers' rotate_half form (q cos + rotate_half(q) sin: slice, neg, cat, two
+ * products and a sum) moves about 9e, the same order. */
+static void rotary_eager(LayerKernels *o, const KernelGpu *g, double elems, double e)
+{
+    memory(&o->fwd, g, elems * (16.0 + 2.0 * e), 3.0);
+    memory(&o->bwd, g, elems * (16.0 + 2.0 * e), 3.0);
+}
+
 /* A layer norm: one fused kernel (ATen's layer_norm) for LayerNorm families, the eager
  * fp32 RMSNorm for Llama. */
 static void norm(LayerKernels *o, const ModelConfig *cfg, const KernelGpu *g, double elems,
@@ -262,8 +273,8 @@ void kernels_layer(const ModelConfig *cfg, const RunSetup *setup, const KernelGp
         linear(out, g, t, kv, h, e);
     }
     if (has_rotary) {
-        pointwise(out, g, t * q, 1.0, e);
-        pointwise(out, g, t * kv, 1.0, e);
+        rotary_eager(out, g, t * q, e);
+        rotary_eager(out, g, t * kv, e);
     }
     attention_core(out, cfg, setup, g, e);
     linear(out, g, t, h, q, e); /* output projection */
