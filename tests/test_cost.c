@@ -38,8 +38,13 @@ static void test_cost_step_converts_kernel_times(void **state)
     ModelParams params;
     params_count(&m, &params);
     TrainConfig t = {.precision = PRECISION_BF16};
-    RunSetup s = {.seq_len = 4096, .micro_batch = 1, .grad_accum = 1, .recompute = RECOMPUTE_NONE,
-                  .checkpoint_every = 1, .is_flash_attention = true, .act_bytes = 2};
+    RunSetup s = {.seq_len = 4096,
+                  .micro_batch = 1,
+                  .grad_accum = 1,
+                  .recompute = RECOMPUTE_NONE,
+                  .checkpoint_every = 1,
+                  .is_flash_attention = true,
+                  .act_bytes = 2};
     StepCost c;
     cost_step(&m, &params, &s, &t, &p, &c);
     const double rate = 312e12 * 0.8;
@@ -67,8 +72,13 @@ static void test_cost_step_recompute_and_fp16(void **state)
     ModelParams params;
     params_count(&m, &params);
     TrainConfig t = {.precision = PRECISION_FP16};
-    RunSetup s = {.seq_len = 4096, .micro_batch = 1, .grad_accum = 1, .recompute = RECOMPUTE_FULL,
-                  .checkpoint_every = 1, .is_flash_attention = true, .act_bytes = 2};
+    RunSetup s = {.seq_len = 4096,
+                  .micro_batch = 1,
+                  .grad_accum = 1,
+                  .recompute = RECOMPUTE_FULL,
+                  .checkpoint_every = 1,
+                  .is_flash_attention = true,
+                  .act_bytes = 2};
     StepCost full, sel;
     cost_step(&m, &params, &s, &t, &p, &full);
     assert_rel(full.layer_recompute, full.layer_fwd);

@@ -137,16 +137,22 @@ static void test_kernels_layer_mpt_by_hand(void **state)
 {
     (void)state;
     KernelGpu g = toy_gpu();
-    ModelConfig cfg = {.family = MODEL_FAMILY_MPT, .hidden = 1280, .n_layers = 1, .n_heads = 10,
-                       .n_kv_heads = 10, .head_dim = 128, .ffn_hidden = 5120, .vocab = 1280,
+    ModelConfig cfg = {.family = MODEL_FAMILY_MPT,
+                       .hidden = 1280,
+                       .n_layers = 1,
+                       .n_heads = 10,
+                       .n_kv_heads = 10,
+                       .head_dim = 128,
+                       .ffn_hidden = 5120,
+                       .vocab = 1280,
                        .is_qkv_fused = true};
     RunSetup s = {.seq_len = 1280, .micro_batch = 1, .is_flash_attention = true, .act_bytes = 2};
     LayerKernels k;
     kernels_layer(&cfg, &s, &g, &k);
     const double T = 1280, h = 1280, f = 5120, e = 2, M = 100e12, B = 1e12;
     /* GEMMs are compute-bound and quantize to nothing: 2 m n k / MAMF each */
-    const double gemm_fwd = 2 * T * (3 * h) * h / M + 2 * T * h * h / M + 2 * T * f * h / M +
-                            2 * T * h * f / M;
+    const double gemm_fwd =
+        2 * T * (3 * h) * h / M + 2 * T * h * h / M + 2 * T * f * h / M + 2 * T * h * f / M;
     assert_rel(k.fwd.gemm_s, gemm_fwd, 1e-12);
     assert_rel(k.bwd.gemm_s, 2 * gemm_fwd, 1e-12);
     /* causal flash: 4 T s a d / 2, backward 2.5x */
@@ -162,17 +168,15 @@ static void test_kernels_layer_mpt_by_hand(void **state)
     assert_rel(v1.bwd.attention_s, 2 * 2.5 * flash, 1e-12);
     assert_rel(v1.fwd.gemm_s, k.fwd.gemm_s, 1e-12);
     /* forward memory: two norms 2 T h e, two residual adds 3 T h e, GeLU 2 T f e */
-    assert_rel(k.fwd.memory_s, (2 * 2 * T * h * e + 2 * 3 * T * h * e + 2 * T * f * e) / B,
-               1e-12);
+    assert_rel(k.fwd.memory_s, (2 * 2 * T * h * e + 2 * 3 * T * h * e + 2 * T * f * e) / B, 1e-12);
     /* backward: norms 3 T h e, residual sums 3 T h e, GeLU 3 T f e */
-    assert_rel(k.bwd.memory_s, (2 * 3 * T * h * e + 2 * 3 * T * h * e + 3 * T * f * e) / B,
-               1e-12);
+    assert_rel(k.bwd.memory_s, (2 * 3 * T * h * e + 2 * 3 * T * h * e + 3 * T * f * e) / B, 1e-12);
     /* kernels: norm, qkv, flash, out, add, norm, up, gelu, down, add */
     assert_true(k.fwd.n_kernels == 10);
     /* head: embedding gather, final norm, logits GEMM, cross-entropy (cast + log-softmax) */
     assert_rel(k.head_fwd.gemm_s, 2 * T * 1280 * h / M, 1e-12);
-    assert_rel(k.head_fwd.memory_s,
-               (2 * T * h * e + 2 * T * h * e + T * 1280 * (e + 12)) / B, 1e-12);
+    assert_rel(k.head_fwd.memory_s, (2 * T * h * e + 2 * T * h * e + T * 1280 * (e + 12)) / B,
+               1e-12);
     /* fp32 activations: the loss needs no cast, only the log-softmax (r 4, w 4) */
     RunSetup s32 = s;
     s32.act_bytes = 4;
@@ -189,8 +193,14 @@ static void test_kernels_layer_unfused_attention(void **state)
 {
     (void)state;
     KernelGpu g = toy_gpu();
-    ModelConfig cfg = {.family = MODEL_FAMILY_MPT, .hidden = 1280, .n_layers = 1, .n_heads = 10,
-                       .n_kv_heads = 10, .head_dim = 128, .ffn_hidden = 5120, .vocab = 1280,
+    ModelConfig cfg = {.family = MODEL_FAMILY_MPT,
+                       .hidden = 1280,
+                       .n_layers = 1,
+                       .n_heads = 10,
+                       .n_kv_heads = 10,
+                       .head_dim = 128,
+                       .ffn_hidden = 5120,
+                       .vocab = 1280,
                        .is_qkv_fused = true};
     RunSetup s = {.seq_len = 1280, .micro_batch = 1, .is_flash_attention = false, .act_bytes = 2};
     LayerKernels k;
@@ -210,8 +220,14 @@ static void test_kernels_layer_llama_family(void **state)
 {
     (void)state;
     KernelGpu g = toy_gpu();
-    ModelConfig mpt = {.family = MODEL_FAMILY_MPT, .hidden = 1280, .n_layers = 1, .n_heads = 10,
-                       .n_kv_heads = 10, .head_dim = 128, .ffn_hidden = 5120, .vocab = 1280,
+    ModelConfig mpt = {.family = MODEL_FAMILY_MPT,
+                       .hidden = 1280,
+                       .n_layers = 1,
+                       .n_heads = 10,
+                       .n_kv_heads = 10,
+                       .head_dim = 128,
+                       .ffn_hidden = 5120,
+                       .vocab = 1280,
                        .is_qkv_fused = false};
     ModelConfig llama = mpt;
     llama.family = MODEL_FAMILY_LLAMA;
@@ -225,14 +241,12 @@ static void test_kernels_layer_llama_family(void **state)
      * product r 2 w 1, in place of GeLU's r+w; two eager fp32 RMSNorms (28 + 4e bytes per
      * element) in place of LayerNorm's 2e */
     assert_rel(b.fwd.memory_s - a.fwd.memory_s,
-               (2 * T * q * (16 + 2 * e) + 3 * T * f * e + 2 * T * h * (28 + 4 * e - 2 * e)) /
-                   1e12,
+               (2 * T * q * (16 + 2 * e) + 3 * T * f * e + 2 * T * h * (28 + 4 * e - 2 * e)) / 1e12,
                1e-12);
     /* backward: the RMSNorms' 60 + 7e bytes in place of 3e, rotary again, the product's
      * 5 T f e in addition to SiLU's */
     assert_rel(b.bwd.memory_s - a.bwd.memory_s,
-               (2 * T * h * (60 + 7 * e - 3 * e) + 2 * T * q * (16 + 2 * e) + 5 * T * f * e) /
-                   1e12,
+               (2 * T * h * (60 + 7 * e - 3 * e) + 2 * T * q * (16 + 2 * e) + 5 * T * f * e) / 1e12,
                1e-12);
     /* one more GEMM (gate); kernels: it, 3 per rotary, the product, 7 more per RMSNorm */
     assert_rel(b.fwd.gemm_s - a.fwd.gemm_s, 2 * T * f * 1280 / 100e12, 1e-12);

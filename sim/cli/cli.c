@@ -170,8 +170,8 @@ int cli_setup_options(const char *command, const char *seq_len, const char *reco
                                "--activation-checkpointing: expected none, selective, "
                                "full or every:N, got \"%s\"",
                                recompute);
-    if (flash && strcmp(flash, "on") != 0 && strcmp(flash, "v2") != 0 &&
-        strcmp(flash, "v1") != 0 && strcmp(flash, "off") != 0)
+    if (flash && strcmp(flash, "on") != 0 && strcmp(flash, "v2") != 0 && strcmp(flash, "v1") != 0 &&
+        strcmp(flash, "off") != 0)
         return cli_usage_error(command, "--flash-attention: expected on, v2, v1 or off, got \"%s\"",
                                flash);
     out->is_flash_attention = flash == NULL || strcmp(flash, "off") != 0;

@@ -76,8 +76,8 @@ double kernels_gemm_s(const KernelGpu *g, double batch, double m, double n, doub
     /* Wave quantization: blocks run in waves of one per SM, a partial wave costs a whole
      * one; each SM works at 1/sm_count of the achievable matmul rate. */
     const double waves = ceil(tiles * splits / g->sm_count);
-    const double flops_s = waves * g->sm_count * 2.0 * tile * tile * (k / splits) /
-                           g->matmul_flops_per_s;
+    const double flops_s =
+        waves * g->sm_count * 2.0 * tile * tile * (k / splits) / g->matmul_flops_per_s;
     const double bytes = elem_bytes * batch * (m * k + k * n + m * n);
     const double bytes_s = bytes / g->memory_bytes_per_s;
     return flops_s > bytes_s ? flops_s : bytes_s;
@@ -208,8 +208,8 @@ static void attention_core(LayerKernels *o, const ModelConfig *cfg, const RunSet
     o->fwd.n_kernels += core->n_kernels;
 }
 
-static void head(LayerKernels *o, const ModelConfig *cfg, const KernelGpu *g, double t,
-                 double e, bool has_learned_pos)
+static void head(LayerKernels *o, const ModelConfig *cfg, const KernelGpu *g, double t, double e,
+                 bool has_learned_pos)
 {
     const double h = (double)cfg->hidden, v = (double)cfg->vocab;
     KernelPass *f = &o->head_fwd, *b = &o->head_bwd;
@@ -286,8 +286,8 @@ void kernels_layer(const ModelConfig *cfg, const RunSetup *setup, const KernelGp
     /* MLP block */
     norm(out, cfg, g, t * h, e);
     if (cfg->is_gated_mlp) {
-        linear(out, g, t, f, h, e); /* gate */
-        linear(out, g, t, f, h, e); /* up */
+        linear(out, g, t, f, h, e);       /* gate */
+        linear(out, g, t, f, h, e);       /* up */
         pointwise(out, g, t * f, 1.0, e); /* SiLU(gate) */
         pointwise(out, g, t * f, 2.0, e); /* x up */
     } else {

@@ -3,8 +3,9 @@
  * each timed from its shape.
  *
  * Four kernel families, each with its own cost mechanism:
- *  - GEMMs: a roofline of FLOPs at the GPU's maximum achievable matmul rate (the MAMF
- *    measurements of the ml-engineering book, not the datasheet peak) against the bytes of
+ *  - GEMMs: a roofline of FLOPs at the GPU's measured matmul ceiling (the sustained rate,
+ *    MSMF, where one is published, else the best shape's MAMF, from the ml-engineering
+ *    book's mamf-finder; never the datasheet peak) against the bytes of
  *    the three operands at achievable HBM bandwidth, with tile and wave quantization: the
  *    output is cut into tiles, one thread block per tile, run in waves of one tile per SM,
  *    so a last partial wave or a partial tile costs as much as a full one (NVIDIA, "Matrix
@@ -36,7 +37,7 @@
 
 /* What the kernel model needs of a GPU, in one precision. */
 typedef struct KernelGpu {
-    double matmul_flops_per_s;    /* maximum achievable matmul rate (MAMF) */
+    double matmul_flops_per_s;    /* measured matmul ceiling (MSMF, else MAMF) */
     double memory_bytes_per_s;    /* achievable HBM bandwidth of streaming kernels */
     double attention_flops_per_s; /* FlashAttention's throughput */
     double sm_count;              /* streaming multiprocessors: tiles per wave */

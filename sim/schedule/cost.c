@@ -16,9 +16,10 @@ void cost_step(const ModelConfig *cfg, const ModelParams *params, const RunSetup
     out->gpu_flops_per_s = rate;
     out->layer_fwd = kernels_pass_s(&gpu, &k->fwd) * rate;
     out->layer_bwd = kernels_pass_s(&gpu, &k->bwd) * rate;
-    out->layer_recompute = setup->recompute == RECOMPUTE_FULL        ? out->layer_fwd
-                           : setup->recompute == RECOMPUTE_SELECTIVE ? kernels_pass_s(&gpu, &k->attn_core) * rate
-                                                                     : 0.0;
+    out->layer_recompute = setup->recompute == RECOMPUTE_FULL ? out->layer_fwd
+                           : setup->recompute == RECOMPUTE_SELECTIVE
+                               ? kernels_pass_s(&gpu, &k->attn_core) * rate
+                               : 0.0;
     out->head_fwd = kernels_pass_s(&gpu, &k->head_fwd) * rate;
     out->head_bwd = kernels_pass_s(&gpu, &k->head_bwd) * rate;
     /* DeepSpeed's step (runtime/zero/stage_1_and_2.py, stage3.py: step()) first checks the
@@ -28,6 +29,5 @@ void cost_step(const ModelConfig *cfg, const ModelParams *params, const RunSetup
     const double grad_passes = train->precision == PRECISION_FP16 ? 2.0 : 1.0;
     const double grad_bytes = train->precision == PRECISION_FP32 ? 4.0 : 2.0;
     const double adam_bytes = train->precision == PRECISION_FP32 ? 4.0 + 8.0 + 8.0 * 2 : 28.0;
-    out->optimizer_per_param =
-        kernels_memory_s(&gpu, adam_bytes + grad_passes * grad_bytes) * rate;
+    out->optimizer_per_param = kernels_memory_s(&gpu, adam_bytes + grad_passes * grad_bytes) * rate;
 }
