@@ -13,6 +13,9 @@
 #include <cmocka.h>
 
 #include "schedule/cost.h"
+#include "schedule/zero_schedule.h"
+
+#include <string.h>
 
 static void assert_rel(double got, double want)
 {
@@ -93,11 +96,57 @@ static void test_cost_step_recompute_and_fp16(void **state)
     model_config_fini(&m);
 }
 
+/* In the step's graph every checkpointed layer's backward is preceded by a recompute op
+ * (PURPOSE_RECOMPUTE) of the cost's layer_recompute; every other layer has none. */
+static void test_cost_recompute_ops_in_schedule(void **state)
+{
+    (void)state;
+    ModelConfig m;
+    Platform p;
+    load(&m, &p);
+    Err err = {0};
+    TrainConfig t;
+    const char *cfg = "{\"train_micro_batch_size_per_gpu\": 1, \"gradient_accumulation_steps\": 2, "
+                      "\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 2}}";
+    assert_int_equal(ds_config_parse(&t, "ds.json", cfg, strlen(cfg), &err), 0);
+    assert_int_equal(platform_resize(&p, 2, 0, &err), 0);
+    RunSetup s = {.seq_len = 1024,
+                  .micro_batch = 1,
+                  .grad_accum = 2,
+                  .global_batch = 4,
+                  .n_gpus = 2,
+                  .recompute = RECOMPUTE_FULL,
+                  .checkpoint_every = 2,
+                  .is_flash_attention = true,
+                  .act_bytes = 2};
+    ScheduleOptions opts = {.variant = SCHEDULE_DEEPSPEED, .n_steps = 1};
+    Graph *g = zero_schedule_build(&m, &t, &p, &s, &opts, &err);
+    assert_non_null(g);
+    ModelParams params;
+    params_count(&m, &params);
+    StepCost c;
+    cost_step(&m, &params, &s, &t, &p, &c);
+    const Op *ops = graph_ops(g);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < graph_n_ops(g); i++) {
+        if (ops[i].rank != 0 || ops[i].kind != OP_COMPUTE || ops[i].purpose != PURPOSE_RECOMPUTE)
+            continue;
+        n++;
+        assert_rel(ops[i].amount, c.layer_recompute);
+    }
+    /* every other one of 32 layers, in each of 2 micro-batches */
+    assert_int_equal(n, 16 * 2);
+    graph_destroy(g);
+    ds_config_fini(&t);
+    model_config_fini(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cost_step_converts_kernel_times),
         cmocka_unit_test(test_cost_step_recompute_and_fp16),
+        cmocka_unit_test(test_cost_recompute_ops_in_schedule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
