@@ -71,6 +71,7 @@ double compare_predict(const Sample *x, const Platform *p)
                                  : p->nvme.write_bw_bytes_per_s_per_drive;
         return x->size / (bw * (double)p->nvme.n_drives);
     }
+    case SAMPLE_LAUNCH: return p->gpu.kernel_launch_s; /* per kernel */
     default: return -1;
     }
 }

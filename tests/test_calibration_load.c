@@ -46,9 +46,10 @@
     ", \"disk\": {\"read_bw_bytes_per_s\": 24e9, \"write_bw_bytes_per_s\": 16e9, "                 \
     "\"o_direct\": true, \"file_bytes\": 4294967296, \"block_bytes\": 16777216, \"dir\": "         \
     "\"/nvme\"}"
+#define LAUNCH ", \"launch\": {\"launch_s\": 5e-6, \"n_kernels\": 10000}"
 #define TAIL "}\n"
 
-static const char full[] = HEAD SYSTEM GEMM COPIES COLLECTIVES ADAM DISK TAIL;
+static const char full[] = HEAD SYSTEM GEMM COPIES COLLECTIVES ADAM LAUNCH DISK TAIL;
 
 /* `full` with the first occurrence of `from` replaced by `to`; caller frees. */
 static char *edit(const char *from, const char *to)
@@ -106,6 +107,8 @@ static void test_calibration_parse_full(void **state)
     assert_int_equal(c.collective[CALIB_ALL_REDUCE].n_gpus, 8);
     assert_false(c.collective[CALIB_BROADCAST].is_present);
     assert_true(c.cpu_adam.is_present && c.cpu_adam.threads == 64);
+    assert_true(c.launch.is_present && c.launch.launch_s == 5e-6);
+    assert_int_equal(c.launch.n_kernels, 10000);
     assert_true(c.disk.is_present && c.disk.is_direct);
     assert_string_equal(c.disk.dir, "/nvme");
 }
@@ -167,6 +170,8 @@ static void test_calibration_parse_wrong_types(void **state)
     expect_edit_error("\"n_gpus\": 8", "\"n_gpus\": 17",
                       "cal.json: collectives.all_reduce.n_gpus: expected integer in [1, 16], got "
                       "17");
+    expect_edit_error("\"launch_s\": 5e-6", "\"launch_s\": 0.5",
+                      "cal.json: launch.launch_s: expected number in [0, 0.001], got 0.5");
 }
 
 static void test_calibration_parse_incomplete_sections(void **state)
@@ -238,7 +243,8 @@ static void toy_platform(Platform *p, const char *nvlink, const char *pcie, cons
              "\"G\", \"fp32_flops_per_s\": 20e12, \"fp16_flops_per_s\": 300e12, "
              "\"bf16_flops_per_s\": 300e12, \"gemm_efficiency\": 0.8, \"hbm_bytes\": "
              "85899345920, \"hbm_bw_bytes_per_s\": 2e12, \"matmul_flops_per_s\": 260e12, "
-             "\"sm_count\": 108, \"memory_bw_efficiency\": 0.87, \"kernel_launch_s\": 4e-6}%s, \"pcie\": %s, \"cpu\": {\"model\": "
+             "\"sm_count\": 108, \"memory_bw_efficiency\": 0.87, \"kernel_launch_s\": 4e-6}%s, "
+             "\"pcie\": %s, \"cpu\": {\"model\": "
              "\"C\", \"cores\": 128, \"dram_bytes\": 2199023255552, \"dram_bw_bytes_per_s\": "
              "400e9, \"adam_params_per_s_per_core\": 8e7}, \"nvme\": %s, \"nic\": "
              "{\"per_node\": 8, \"bw_bytes_per_s\": 25e9, \"latency_s\": 6e-7}, \"fabric\": "
@@ -312,6 +318,7 @@ static void test_calibration_apply_changes_documented_fields(void **state)
     expected.cpu.adam_params_per_s_per_core = 6.4e9 / 128;
     expected.nvme.read_bw_bytes_per_s_per_drive = 24e9 / 8;
     expected.nvme.write_bw_bytes_per_s_per_drive = 16e9 / 8;
+    expected.gpu.kernel_launch_s = 5e-6; /* the measured launch floor */
     assert_close(after.pcie.gpu_link.latency_s, expected.pcie.gpu_link.latency_s);
     assert_close(after.gpu.gemm_efficiency, expected.gpu.gemm_efficiency);
     assert_close(after.gpu.matmul_flops_per_s, expected.gpu.matmul_flops_per_s);
@@ -319,7 +326,7 @@ static void test_calibration_apply_changes_documented_fields(void **state)
     after.gpu.gemm_efficiency = expected.gpu.gemm_efficiency;
     after.gpu.matmul_flops_per_s = expected.gpu.matmul_flops_per_s;
     assert_same_platform(&after, &expected);
-    assert_int_equal(n, 2 + 2 + 2 + 1 + 2);
+    assert_int_equal(n, 2 + 2 + 2 + 1 + 2 + 1);
 }
 
 /* A root port of its own (gpus_per_switch 1, no NIC): the uplink takes the bandwidth and half
@@ -345,6 +352,7 @@ static void test_calibration_apply_own_root_port_and_direct_links(void **state)
     expected.cpu.adam_params_per_s_per_core = 6.4e9 / 128;
     expected.nvme.read_bw_bytes_per_s_per_drive = 3e9;
     expected.nvme.write_bw_bytes_per_s_per_drive = 2e9;
+    expected.gpu.kernel_launch_s = 5e-6;
     assert_close(after.gpu.gemm_efficiency, expected.gpu.gemm_efficiency);
     assert_close(after.gpu.matmul_flops_per_s, expected.gpu.matmul_flops_per_s);
     after.gpu.gemm_efficiency = expected.gpu.gemm_efficiency;
@@ -390,7 +398,7 @@ static void test_calibration_apply_gemm_efficiency(void **state)
     calibration_apply(&c, &after);
     assert_close(after.gpu.gemm_efficiency, 0.7 * 250.0 / 300.0);
     assert_close(after.gpu.matmul_flops_per_s, 0.7 * 250e12); /* the measured asymptote */
-    c.gemm[CALIB_BF16].peak_efficiency = 1.9; /* a peak far too low */
+    c.gemm[CALIB_BF16].peak_efficiency = 1.9;                 /* a peak far too low */
     c.gemm[CALIB_BF16].peak_flops_per_s = 300e12;
     after = before;
     calibration_apply(&c, &after);

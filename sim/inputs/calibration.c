@@ -23,7 +23,8 @@ const char *const calibration_collective_names[] = {"all_reduce", "all_gather", 
 
 static const char *const top_keys[] = {"format",       "version",     "date",   "host", "mode",
                                        "tool_version", "samples_csv", "system", "gemm", "copies",
-                                       "collectives",  "cpu_adam",    "disk",   NULL};
+                                       "collectives",  "cpu_adam",    "launch", "disk", NULL};
+static const char *const launch_keys[] = {"launch_s", "n_kernels", "note", NULL};
 static const char *const system_keys[] = {"gpus",
                                           "driver_version",
                                           "cuda_driver_version",
@@ -280,6 +281,22 @@ static int read_cpu_adam(const cJSON *root, JsonAt at, Calibration *c, Err *err)
     return 0;
 }
 
+static int read_launch(const cJSON *root, JsonAt at, Calibration *c, Err *err)
+{
+    char path[64];
+    bool is_bad;
+    const cJSON *s = sub_object(root, "launch", at, launch_keys, path, sizeof path, &is_bad, err);
+    if (s == NULL)
+        return is_bad ? -1 : 0;
+    JsonAt sat = {at.file, path};
+    if (need_double(s, "launch_s", sat, 0.0, 1e-3, &c->launch.launch_s, err) ||
+        need_u64(s, "n_kernels", sat, 1, MAX_COUNT, &c->launch.n_kernels, err) ||
+        opt_string(s, "note", sat, c->launch.note, sizeof c->launch.note, err))
+        return -1;
+    c->launch.is_present = true;
+    return 0;
+}
+
 static int read_disk(const cJSON *root, JsonAt at, Calibration *c, Err *err)
 {
     char path[64];
@@ -338,7 +355,7 @@ int calibration_parse(Calibration *out, const char *file, const char *text, size
              read_header(root, at, out, err) || read_system(root, at, out, err) ||
              read_gemm(root, at, out, err) || read_copies(root, at, out, err) ||
              read_collectives(root, at, out, err) || read_cpu_adam(root, at, out, err) ||
-             read_disk(root, at, out, err);
+             read_launch(root, at, out, err) || read_disk(root, at, out, err);
     cJSON_Delete(root);
     return rc ? -1 : 0;
 }
@@ -460,8 +477,17 @@ static int apply_memory(const Calibration *c, Platform *p)
     return 1;
 }
 
+/* The launch floor of the kernel model is the measured issue time of one kernel. */
+static int apply_launch(const Calibration *c, Platform *p)
+{
+    if (!c->launch.is_present)
+        return 0;
+    p->gpu.kernel_launch_s = c->launch.launch_s;
+    return 1;
+}
+
 int calibration_apply(const Calibration *c, Platform *p)
 {
     return apply_gemm(c, p) + apply_pcie(c, p) + apply_nvlink(c, p) + apply_cpu(c, p) +
-           apply_disk(c, p) + apply_memory(c, p);
+           apply_disk(c, p) + apply_memory(c, p) + apply_launch(c, p);
 }

@@ -133,6 +133,13 @@ typedef struct Calibration {
 
     struct {
         bool is_present;
+        double launch_s;    /* host time to issue one kernel, back to back */
+        uint64_t n_kernels; /* empty kernels timed per repetition */
+        char note[CALIBRATION_NOTE_MAX];
+    } launch;
+
+    struct {
+        bool is_present;
         double read_bw_bytes_per_s;
         double write_bw_bytes_per_s;
         bool is_direct; /* O_DIRECT; false: buffered I/O (tmpfs and others refuse O_DIRECT) */
@@ -168,7 +175,8 @@ int calibration_load(Calibration *out, const char *path, Err *err);
  *    engine's node rate (cores x per-core rate) never exceeds the measured best;
  *  - nvme read and write bandwidth per drive = measured / drives, when drives >= 1;
  *  - gpu.memory_bw_efficiency = 2 x d2d bandwidth / hbm_bw_bytes_per_s (a copy reads and
- *    writes each byte), clamped to [0.01, 1], when d2d is present.
+ *    writes each byte), clamped to [0.01, 1], when d2d is present;
+ *  - gpu.kernel_launch_s = launch.launch_s, when launch is present.
  * Returns the number of platform fields changed. */
 int calibration_apply(const Calibration *c, Platform *p);
 
