@@ -142,6 +142,14 @@ void calib_json_write(const Calibration *c, FILE *out)
     write_gemm(&w, c);
     write_copies(&w, c);
     write_collectives(&w, c);
+    if (c->launch.is_present) {
+        json_key(&w, "launch");
+        json_begin_object(&w);
+        json_kv_double(&w, "launch_s", c->launch.launch_s);
+        json_kv_u64(&w, "n_kernels", c->launch.n_kernels);
+        kv_string_if(&w, "note", c->launch.note);
+        json_end_object(&w);
+    }
     if (c->cpu_adam.is_present) {
         json_key(&w, "cpu_adam");
         json_begin_object(&w);

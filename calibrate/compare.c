@@ -56,8 +56,8 @@ double compare_predict(const Sample *x, const Platform *p)
         return rate > 0 ? x->size / rate : -1;
     }
     case SAMPLE_COPY:
-        if (x->name == CALIB_D2D)
-            return 2.0 * x->size / p->gpu.hbm_bw_bytes_per_s;
+        if (x->name == CALIB_D2D) /* read and written at the streaming kernels' rate */
+            return 2.0 * x->size / (p->gpu.hbm_bw_bytes_per_s * p->gpu.memory_bw_efficiency);
         return p->pcie.gpu_link.latency_s + p->pcie.switch_uplink.latency_s +
                x->size /
                    min2(p->pcie.gpu_link.bw_bytes_per_s, p->pcie.switch_uplink.bw_bytes_per_s);
@@ -71,6 +71,7 @@ double compare_predict(const Sample *x, const Platform *p)
                                  : p->nvme.write_bw_bytes_per_s_per_drive;
         return x->size / (bw * (double)p->nvme.n_drives);
     }
+    case SAMPLE_LAUNCH: return p->gpu.kernel_launch_s; /* per kernel */
     default: return -1;
     }
 }

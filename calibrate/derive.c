@@ -201,6 +201,22 @@ static void derive_cpu_adam(const SampleSet *s, Calibration *out)
     }
 }
 
+/* The launch floor: the per-kernel time of the longest back-to-back run of empty kernels
+ * (the host's issue rate once the queue is full). */
+static void derive_launch(const SampleSet *s, Calibration *out)
+{
+    for (size_t i = 0; i < s->n_items; i++) {
+        const Sample *x = &s->items[i];
+        if (x->kind != SAMPLE_LAUNCH)
+            continue;
+        if (!out->launch.is_present || x->n > out->launch.n_kernels) {
+            out->launch.is_present = true;
+            out->launch.launch_s = x->median_s;
+            out->launch.n_kernels = x->n;
+        }
+    }
+}
+
 static void derive_disk(const SampleSet *s, Calibration *out)
 {
     bool has_read = false, has_write = false;
@@ -238,6 +254,7 @@ int derive_calibration(const SampleSet *s, Calibration *out, StrList *notes, Err
         derive_collectives(s, out, notes, err))
         return -1;
     derive_cpu_adam(s, out);
+    derive_launch(s, out);
     derive_disk(s, out);
     if (out->disk.is_present && !out->disk.is_direct && out->disk.note[0] != '\0')
         strlist_addf(notes, "disk: %s", out->disk.note);

@@ -1,5 +1,6 @@
 /*
- * gpu.h - the CUDA half of zerosim-calibrate: device probe, cuBLAS GEMMs, copies, NCCL.
+ * gpu.h - the CUDA half of zerosim-calibrate: device probe, cuBLAS GEMMs, copies, kernel
+ * launches, NCCL.
  *
  * Implemented in CUDA C (gpu_*.cu, compiled by nvcc) and called from C; built only when the
  * CUDA toolkit and NCCL are found. Every benchmark warms up, then times `plan->reps`
@@ -34,6 +35,11 @@ int gpu_gemm_bench(const BenchPlan *plan, SampleSet *out, Err *err);
 /* cudaMemcpyAsync on GPU 0: H2D and D2H from pinned (cudaHostAlloc) and pageable (malloc)
  * memory, and D2D, at plan_sizes(copy_min_bytes, copy_max_bytes, copy_factor). */
 int gpu_copy_bench(const BenchPlan *plan, SampleSet *out, Err *err);
+
+/* The launch floor on GPU 0: an empty kernel launched 1000 and 10000 times back to back on
+ * one stream, host clock around the loop and its synchronisation. SAMPLE_LAUNCH samples,
+ * n = size = kernels, times per kernel. */
+int gpu_launch_bench(const BenchPlan *plan, SampleSet *out, Err *err);
 
 /* NCCL all-reduce, all-gather, reduce-scatter and broadcast over all local GPUs (one process,
  * ncclCommInitAll) on float data, at plan_sizes(coll_min_bytes, coll_max_bytes, coll_factor);

@@ -329,6 +329,10 @@ static int measure(const Options *o, const BenchPlan *plan, SampleSet *s)
         fprintf(stderr, "== copies: %llu..%llu bytes\n", (unsigned long long)plan->copy_min_bytes,
                 (unsigned long long)plan->copy_max_bytes);
         rc = gpu_copy_bench(plan, s, &err);
+        if (rc == 0) {
+            fprintf(stderr, "== launch floor: empty kernels back to back\n");
+            rc = gpu_launch_bench(plan, s, &err);
+        }
     }
     if (rc == 0 && o->parts[PART_COLLECTIVES]) {
         fprintf(stderr, "== collectives: %llu..%llu bytes\n",

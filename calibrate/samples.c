@@ -16,9 +16,11 @@
 #define CSV_N_COLUMNS 12
 #define MAX_LINE_BYTES (1u << 20)
 
-const char *const samples_kind_names[] = {"gemm", "copy", "collective", "cpu_adam", "disk", NULL};
+const char *const samples_kind_names[] = {"gemm", "copy",   "collective", "cpu_adam",
+                                          "disk", "launch", NULL};
 static const char *const adam_names[] = {"adam", NULL};
 static const char *const disk_names[] = {"read", "write", NULL};
+static const char *const launch_names[] = {"empty_kernel", NULL};
 
 /* Metadata keys of the CSV; "gpu" repeats, once per GPU. */
 static const char *const meta_keys[] = {"date",
@@ -50,6 +52,7 @@ const char *const *samples_names(SampleKind kind)
     case SAMPLE_COLLECTIVE: return calibration_collective_names;
     case SAMPLE_CPU_ADAM: return adam_names;
     case SAMPLE_DISK: return disk_names;
+    case SAMPLE_LAUNCH: return launch_names;
     default: return NULL;
     }
 }

@@ -31,6 +31,8 @@ typedef enum SampleKind {
     SAMPLE_COLLECTIVE, /* name: collective; n: GPUs; size: bytes, as nccl-tests counts them */
     SAMPLE_CPU_ADAM,   /* name: "adam"; n: threads; size: parameters */
     SAMPLE_DISK,       /* name: "read" or "write"; n: block bytes; size: file bytes */
+    SAMPLE_LAUNCH,     /* name: "empty_kernel"; n: kernels launched back to back per
+                          repetition; size: the same count; times per kernel */
     SAMPLE_N_KINDS
 } SampleKind;
 

@@ -230,6 +230,13 @@ static void synthetic_run(SampleSet *s)
     for (int k = 0; k < 3; k++)
         t[k] = 4294967296.0 / 12e9;
     samples_add(s, SAMPLE_DISK, 0, "o_direct", 16777216, 4294967296.0, 1, t, 3);
+    /* launches: 1000 kernels leave the queue part empty (6 us each), 10000 fill it (4 us) */
+    for (int k = 0; k < 3; k++)
+        t[k] = 6e-6;
+    samples_add(s, SAMPLE_LAUNCH, 0, "", 1000, 1000, 1, t, 3);
+    for (int k = 0; k < 3; k++)
+        t[k] = 4e-6 * (1.0 + 0.01 * k);
+    samples_add(s, SAMPLE_LAUNCH, 0, "", 10000, 10000, 1, t, 3);
     gsl_rng_free(r);
 }
 
@@ -280,6 +287,10 @@ static void test_derive_calibration_recovers_run(void **state)
     assert_int_equal(c.cpu_adam.threads, 2);
     assert_within(c.cpu_adam.params_per_s, 2.3e8, 0.005, "adam rate");
     assert_within(c.cpu_adam.params_per_s_per_core, 1.15e8, 0.005, "adam per core");
+    /* the launch floor: the longest run's median */
+    assert_true(c.launch.is_present);
+    assert_int_equal(c.launch.n_kernels, 10000);
+    assert_within(c.launch.launch_s, 4.04e-6, 1e-9, "launch");
     assert_within(c.disk.read_bw_bytes_per_s, 12e9, 1e-9, "disk read");
     assert_within(c.disk.write_bw_bytes_per_s, 6e9, 1e-9, "disk write");
     assert_true(c.disk.is_direct);
@@ -450,7 +461,7 @@ static void test_samples_load_errors(void **state)
                       "reps,median_s,min_s,max_s,iqr_s,times_s), got 5");
     expect_load_error(dir, MAGIC HEADER "memcpy,d2d,,0,4096,1,2,1e-06,1e-06,1e-06,0,1e-06 1e-06\n",
                       ":3: kind: expected one of \"gemm\", \"copy\", \"collective\", \"cpu_adam\", "
-                      "\"disk\", got \"memcpy\"");
+                      "\"disk\", \"launch\", got \"memcpy\"");
     expect_load_error(dir, MAGIC HEADER "copy,h2d,,0,4096,1,2,1e-06,1e-06,1e-06,0,1e-06 1e-06\n",
                       ":3: name: expected one of \"h2d_pinned\", \"d2h_pinned\", \"h2d_pageable\", "
                       "\"d2h_pageable\", \"d2d\", got \"h2d\"");
@@ -547,6 +558,8 @@ static void test_calibration_json_round_trip(void **state)
     assert_true(back.cpu_adam.params_per_s_per_core == c.cpu_adam.params_per_s_per_core);
     assert_int_equal(back.cpu_adam.threads, c.cpu_adam.threads);
     assert_int_equal(back.cpu_adam.n_params, c.cpu_adam.n_params);
+    assert_true(back.launch.is_present && back.launch.launch_s == c.launch.launch_s);
+    assert_int_equal(back.launch.n_kernels, c.launch.n_kernels);
     assert_true(back.disk.is_present && back.disk.is_direct);
     assert_true(back.disk.read_bw_bytes_per_s == c.disk.read_bw_bytes_per_s);
     assert_true(back.disk.write_bw_bytes_per_s == c.disk.write_bw_bytes_per_s);
@@ -628,7 +641,7 @@ static void test_compare_predict_by_hand(void **state)
     Sample *x = samples_add(&s, SAMPLE_COPY, CALIB_H2D_PINNED, "", 0, gib, 1, t1, 1);
     assert_within(compare_predict(x, &h200), 1e-6 + gib / 49e9, 1e-12, "h2d");
     x = samples_add(&s, SAMPLE_COPY, CALIB_D2D, "", 0, gib, 1, t1, 1);
-    assert_within(compare_predict(x, &h200), 2 * gib / 4.8e12, 1e-12, "d2d");
+    assert_within(compare_predict(x, &h200), 2 * gib / (4.8e12 * 0.87), 1e-12, "d2d");
     /* 8-GPU all-reduce on DGX H100 (NVSwitch): 14 alpha + 2 (7/8) S / B. */
     x = samples_add(&s, SAMPLE_COLLECTIVE, CALIB_ALL_REDUCE, "", 8, gib, 1, t1, 1);
     assert_within(compare_predict(x, &h100),
@@ -644,6 +657,8 @@ static void test_compare_predict_by_hand(void **state)
     assert_within(compare_predict(x, &h200), 1e12 / (835.5e12 * 0.75), 1e-12, "gemm");
     x = samples_add(&s, SAMPLE_CPU_ADAM, 0, "", 4, 1e9, 1, t1, 1);
     assert_within(compare_predict(x, &h200), 1e9 / (32 * 8.1e7), 1e-12, "adam");
+    x = samples_add(&s, SAMPLE_LAUNCH, 0, "", 1000, 1000, 1, t1, 1);
+    assert_within(compare_predict(x, &h200), 4e-6, 1e-12, "launch"); /* per kernel */
     x = samples_add(&s, SAMPLE_DISK, 0, "", 1 << 24, gib, 1, t1, 1);
     assert_within(compare_predict(x, &h200), gib / 7e9, 1e-12, "disk read");
     FILE *devnull = fopen("/dev/null", "w");

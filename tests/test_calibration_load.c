@@ -46,9 +46,10 @@
     ", \"disk\": {\"read_bw_bytes_per_s\": 24e9, \"write_bw_bytes_per_s\": 16e9, "                 \
     "\"o_direct\": true, \"file_bytes\": 4294967296, \"block_bytes\": 16777216, \"dir\": "         \
     "\"/nvme\"}"
+#define LAUNCH ", \"launch\": {\"launch_s\": 5e-6, \"n_kernels\": 10000}"
 #define TAIL "}\n"
 
-static const char full[] = HEAD SYSTEM GEMM COPIES COLLECTIVES ADAM DISK TAIL;
+static const char full[] = HEAD SYSTEM GEMM COPIES COLLECTIVES ADAM LAUNCH DISK TAIL;
 
 /* `full` with the first occurrence of `from` replaced by `to`; caller frees. */
 static char *edit(const char *from, const char *to)
@@ -106,6 +107,8 @@ static void test_calibration_parse_full(void **state)
     assert_int_equal(c.collective[CALIB_ALL_REDUCE].n_gpus, 8);
     assert_false(c.collective[CALIB_BROADCAST].is_present);
     assert_true(c.cpu_adam.is_present && c.cpu_adam.threads == 64);
+    assert_true(c.launch.is_present && c.launch.launch_s == 5e-6);
+    assert_int_equal(c.launch.n_kernels, 10000);
     assert_true(c.disk.is_present && c.disk.is_direct);
     assert_string_equal(c.disk.dir, "/nvme");
 }
@@ -167,6 +170,8 @@ static void test_calibration_parse_wrong_types(void **state)
     expect_edit_error("\"n_gpus\": 8", "\"n_gpus\": 17",
                       "cal.json: collectives.all_reduce.n_gpus: expected integer in [1, 16], got "
                       "17");
+    expect_edit_error("\"launch_s\": 5e-6", "\"launch_s\": 0.5",
+                      "cal.json: launch.launch_s: expected number in [0, 0.001], got 0.5");
 }
 
 static void test_calibration_parse_incomplete_sections(void **state)
@@ -237,7 +242,9 @@ static void toy_platform(Platform *p, const char *nvlink, const char *pcie, cons
              "{\"name\": \"toy\", \"nodes\": 2, \"gpus_per_node\": 8, \"gpu\": {\"model\": "
              "\"G\", \"fp32_flops_per_s\": 20e12, \"fp16_flops_per_s\": 300e12, "
              "\"bf16_flops_per_s\": 300e12, \"gemm_efficiency\": 0.8, \"hbm_bytes\": "
-             "85899345920, \"hbm_bw_bytes_per_s\": 2e12}%s, \"pcie\": %s, \"cpu\": {\"model\": "
+             "85899345920, \"hbm_bw_bytes_per_s\": 2e12, \"matmul_flops_per_s\": 260e12, "
+             "\"sm_count\": 108, \"memory_bw_efficiency\": 0.87, \"kernel_launch_s\": 4e-6}%s, "
+             "\"pcie\": %s, \"cpu\": {\"model\": "
              "\"C\", \"cores\": 128, \"dram_bytes\": 2199023255552, \"dram_bw_bytes_per_s\": "
              "400e9, \"adam_params_per_s_per_core\": 8e7}, \"nvme\": %s, \"nic\": "
              "{\"per_node\": 8, \"bw_bytes_per_s\": 25e9, \"latency_s\": 6e-7}, \"fabric\": "
@@ -300,6 +307,7 @@ static void test_calibration_apply_changes_documented_fields(void **state)
     Platform expected = before;
     /* bf16 present: 0.7 of 300e12 against the platform's 300e12. */
     expected.gpu.gemm_efficiency = 0.7;
+    expected.gpu.matmul_flops_per_s = 0.7 * 300e12; /* the kernel model's ceiling */
     /* min(22e9, 20e9); max(8e-6, 9e-6) minus the uplink's 5e-7. */
     expected.pcie.gpu_link.bw_bytes_per_s = 20e9;
     expected.pcie.gpu_link.latency_s = 9e-6 - 5e-7;
@@ -310,12 +318,15 @@ static void test_calibration_apply_changes_documented_fields(void **state)
     expected.cpu.adam_params_per_s_per_core = 6.4e9 / 128;
     expected.nvme.read_bw_bytes_per_s_per_drive = 24e9 / 8;
     expected.nvme.write_bw_bytes_per_s_per_drive = 16e9 / 8;
+    expected.gpu.kernel_launch_s = 5e-6; /* the measured launch floor */
     assert_close(after.pcie.gpu_link.latency_s, expected.pcie.gpu_link.latency_s);
     assert_close(after.gpu.gemm_efficiency, expected.gpu.gemm_efficiency);
+    assert_close(after.gpu.matmul_flops_per_s, expected.gpu.matmul_flops_per_s);
     after.pcie.gpu_link.latency_s = expected.pcie.gpu_link.latency_s;
     after.gpu.gemm_efficiency = expected.gpu.gemm_efficiency;
+    after.gpu.matmul_flops_per_s = expected.gpu.matmul_flops_per_s;
     assert_same_platform(&after, &expected);
-    assert_int_equal(n, 1 + 2 + 2 + 1 + 2);
+    assert_int_equal(n, 2 + 2 + 2 + 1 + 2 + 1);
 }
 
 /* A root port of its own (gpus_per_switch 1, no NIC): the uplink takes the bandwidth and half
@@ -331,6 +342,7 @@ static void test_calibration_apply_own_root_port_and_direct_links(void **state)
     calibration_apply(&c, &after);
     Platform expected = before;
     expected.gpu.gemm_efficiency = 0.7;
+    expected.gpu.matmul_flops_per_s = 0.7 * 300e12;
     expected.pcie.gpu_link.bw_bytes_per_s = 20e9;
     expected.pcie.switch_uplink.bw_bytes_per_s = 20e9;
     expected.pcie.gpu_link.latency_s = 4.5e-6;
@@ -340,8 +352,11 @@ static void test_calibration_apply_own_root_port_and_direct_links(void **state)
     expected.cpu.adam_params_per_s_per_core = 6.4e9 / 128;
     expected.nvme.read_bw_bytes_per_s_per_drive = 3e9;
     expected.nvme.write_bw_bytes_per_s_per_drive = 2e9;
+    expected.gpu.kernel_launch_s = 5e-6;
     assert_close(after.gpu.gemm_efficiency, expected.gpu.gemm_efficiency);
+    assert_close(after.gpu.matmul_flops_per_s, expected.gpu.matmul_flops_per_s);
     after.gpu.gemm_efficiency = expected.gpu.gemm_efficiency;
+    after.gpu.matmul_flops_per_s = expected.gpu.matmul_flops_per_s;
     assert_same_platform(&after, &expected);
 }
 
@@ -382,7 +397,8 @@ static void test_calibration_apply_gemm_efficiency(void **state)
     after = before;
     calibration_apply(&c, &after);
     assert_close(after.gpu.gemm_efficiency, 0.7 * 250.0 / 300.0);
-    c.gemm[CALIB_BF16].peak_efficiency = 1.9; /* a peak far too low */
+    assert_close(after.gpu.matmul_flops_per_s, 0.7 * 250e12); /* the measured asymptote */
+    c.gemm[CALIB_BF16].peak_efficiency = 1.9;                 /* a peak far too low */
     c.gemm[CALIB_BF16].peak_flops_per_s = 300e12;
     after = before;
     calibration_apply(&c, &after);
@@ -391,6 +407,32 @@ static void test_calibration_apply_gemm_efficiency(void **state)
     after = before;
     calibration_apply(&c, &after);
     assert_close(after.gpu.gemm_efficiency, 0.9);
+    assert_close(after.gpu.matmul_flops_per_s, 0.9 * 300e12); /* fp32's share of the 16-bit peak */
+}
+
+/* A D2D copy moves each byte twice: 0.8 TB/s of copy on 2 TB/s HBM is 0.8 of the bandwidth
+ * for streaming kernels; a copy faster than half the datasheet clamps to 1. */
+static void test_calibration_apply_memory_bandwidth(void **state)
+{
+    (void)state;
+    Platform before, after;
+    Calibration c;
+    toy_platform(&before, NVSWITCH, SHARED_PCIE, NVME8);
+    load_full(&c);
+    c.copy[CALIB_D2D].is_present = true;
+    c.copy[CALIB_D2D].bw_bytes_per_s = 0.8e12;
+    after = before;
+    int with = calibration_apply(&c, &after);
+    assert_close(after.gpu.memory_bw_efficiency, 2 * 0.8e12 / 2e12);
+    c.copy[CALIB_D2D].bw_bytes_per_s = 1.5e12;
+    after = before;
+    calibration_apply(&c, &after);
+    assert_true(after.gpu.memory_bw_efficiency == 1.0);
+    c.copy[CALIB_D2D].is_present = false;
+    after = before;
+    int without = calibration_apply(&c, &after);
+    assert_true(after.gpu.memory_bw_efficiency == before.gpu.memory_bw_efficiency);
+    assert_int_equal(with, without + 1);
 }
 
 /* CPU Adam: the engine's node rate (cores x per core) never exceeds the measured best. */
@@ -435,6 +477,7 @@ int main(void)
         cmocka_unit_test(test_calibration_apply_own_root_port_and_direct_links),
         cmocka_unit_test(test_calibration_apply_conditions),
         cmocka_unit_test(test_calibration_apply_gemm_efficiency),
+        cmocka_unit_test(test_calibration_apply_memory_bandwidth),
         cmocka_unit_test(test_calibration_apply_cpu_adam),
         cmocka_unit_test(test_calibration_apply_nothing),
     };

@@ -16,6 +16,7 @@
 
 #include "model/estimate.h"
 
+#include <math.h>
 #include <stdio.h>
 
 typedef struct Inputs {
@@ -196,7 +197,7 @@ static void test_estimate_build_gpt3_zero0_does_not_fit(void **state)
 }
 
 /* The composed record agrees with its parts: Megatron FLOPs with full recompute and the
- * compute-bound step time is hardware FLOPs over (efficiency x peak x GPUs). */
+ * compute-bound step time is one GPU's kernels (kernels_step_s) over its micro-batches. */
 static void test_estimate_build_composes_flops_and_time(void **state)
 {
     (void)state;
@@ -209,10 +210,17 @@ static void test_estimate_build_composes_flops_and_time(void **state)
     assert_true(est.flops.megatron == megatron);
     assert_true(est.flops.hardware > 0.999999999 * megatron &&
                 est.flops.hardware < 1.000000001 * megatron);
-    const double rate = platform_peak_flops_per_s(&in.platform, in.train.precision) *
-                        in.platform.gpu.gemm_efficiency * 1024.0;
-    assert_true(est.compute_bound_step_s == est.flops.hardware / rate);
-    assert_true(est.compute_bound_step_s > 0);
+    /* every layer recomputed: per micro-batch 96 x (2 forwards + backward) and the ends */
+    KernelGpu gpu;
+    kernels_gpu(&in.platform, in.train.precision, &gpu);
+    LayerKernels k;
+    kernels_layer(&in.model, &est.setup, &gpu, &k);
+    const double micro = 96.0 * (2.0 * kernels_pass_s(&gpu, &k.fwd) + kernels_pass_s(&gpu, &k.bwd)) +
+                         kernels_pass_s(&gpu, &k.head_fwd) + kernels_pass_s(&gpu, &k.head_bwd);
+    assert_true(fabs(est.compute_bound_step_s - (double)est.setup.grad_accum * micro) <=
+                1e-12 * est.compute_bound_step_s);
+    /* and no faster than one GPU's share of the hardware FLOPs at the matmul ceiling */
+    assert_true(est.compute_bound_step_s > est.flops.hardware / 1024.0 / gpu.matmul_flops_per_s);
     fini(&in);
 }
 

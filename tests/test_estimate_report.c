@@ -219,9 +219,10 @@ static void test_estimate_report_json_zero3_1024_gpus(void **state)
 
     assert_num(root, "flops.per_step", c.est.flops.hardware);
     assert_num(root, "flops.megatron_per_step", c.est.flops.megatron);
-    /* hardware FLOPs over 1024 GPUs at 80 % of 312 TFLOP/s (bf16 dense) */
-    assert_true(fabs(num(root, "time.compute_bound_step_s") -
-                     c.est.flops.hardware / (1024 * 0.8 * 312e12)) < 1e-9);
+    /* the kernel model's step (model/kernels.c), which no GPU can beat at its dense bf16 peak:
+     * more than the hardware FLOPs over 1024 GPUs at 312 TFLOP/s */
+    assert_num(root, "time.compute_bound_step_s", c.est.compute_bound_step_s);
+    assert_true(num(root, "time.compute_bound_step_s") > c.est.flops.hardware / (1024 * 312e12));
     cJSON_Delete(root);
     case_fini(&c);
 }

@@ -234,9 +234,11 @@ int cli_setup_options(const char *command, const char *seq_len, const char *reco
                                "--activation-checkpointing: expected none, selective, "
                                "full or every:N, got \"%s\"",
                                recompute);
-    if (flash && strcmp(flash, "on") != 0 && strcmp(flash, "off") != 0)
-        return cli_usage_error(command, "--flash-attention: expected on or off, got \"%s\"", flash);
-    out->is_flash_attention = flash == NULL || strcmp(flash, "on") == 0;
+    int flash_mode = 0;
+    if (cli_choice(command, "--flash-attention", &choices_flash, false, flash, &flash_mode))
+        return EXIT_BAD_USAGE;
+    out->is_flash_attention = flash == NULL || strcmp(flash, "off") != 0;
+    out->is_flash_attention_v1 = flash != NULL && strcmp(flash, "v1") == 0;
     return 0;
 }
 

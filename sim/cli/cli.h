@@ -58,8 +58,10 @@ int cli_parse(const char *command, const char *help, int argc, char **argv, int 
     "                   scores (Korthikanti et al.), full re-runs every layer, every:N\n"          \
     "                   every N-th layer, as FSDP codebases' per-layer checkpointing\n"            \
     "                   (default: none)\n"                                                         \
-    "  --flash-attention on|off\n"                                                                 \
-    "                   attention without stored s x s scores (default: on)\n"
+    "  --flash-attention on|v2|v1|off\n"                                                           \
+    "                   attention without stored s x s scores: on is FlashAttention-2 (v2),\n"    \
+    "                   v1 the first FlashAttention at half its throughput, off the unfused\n"   \
+    "                   softmax over scores in HBM (default: on)\n"
 
 #define CLI_HELP_HEADROOM                                                                          \
     "  --headroom F     share of GPU memory the fits/out-of-memory verdict keeps free, in\n"     \

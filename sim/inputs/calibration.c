@@ -23,7 +23,8 @@ const char *const calibration_collective_names[] = {"all_reduce", "all_gather", 
 
 static const char *const top_keys[] = {"format",       "version",     "date",   "host", "mode",
                                        "tool_version", "samples_csv", "system", "gemm", "copies",
-                                       "collectives",  "cpu_adam",    "disk",   NULL};
+                                       "collectives",  "cpu_adam",    "launch", "disk", NULL};
+static const char *const launch_keys[] = {"launch_s", "n_kernels", "note", NULL};
 static const char *const system_keys[] = {"gpus",
                                           "driver_version",
                                           "cuda_driver_version",
@@ -280,6 +281,22 @@ static int read_cpu_adam(const cJSON *root, JsonAt at, Calibration *c, Err *err)
     return 0;
 }
 
+static int read_launch(const cJSON *root, JsonAt at, Calibration *c, Err *err)
+{
+    char path[64];
+    bool is_bad;
+    const cJSON *s = sub_object(root, "launch", at, launch_keys, path, sizeof path, &is_bad, err);
+    if (s == NULL)
+        return is_bad ? -1 : 0;
+    JsonAt sat = {at.file, path};
+    if (need_double(s, "launch_s", sat, 0.0, 1e-3, &c->launch.launch_s, err) ||
+        need_u64(s, "n_kernels", sat, 1, MAX_COUNT, &c->launch.n_kernels, err) ||
+        opt_string(s, "note", sat, c->launch.note, sizeof c->launch.note, err))
+        return -1;
+    c->launch.is_present = true;
+    return 0;
+}
+
 static int read_disk(const cJSON *root, JsonAt at, Calibration *c, Err *err)
 {
     char path[64];
@@ -338,7 +355,7 @@ int calibration_parse(Calibration *out, const char *file, const char *text, size
              read_header(root, at, out, err) || read_system(root, at, out, err) ||
              read_gemm(root, at, out, err) || read_copies(root, at, out, err) ||
              read_collectives(root, at, out, err) || read_cpu_adam(root, at, out, err) ||
-             read_disk(root, at, out, err);
+             read_launch(root, at, out, err) || read_disk(root, at, out, err);
     cJSON_Delete(root);
     return rc ? -1 : 0;
 }
@@ -378,7 +395,12 @@ static int apply_gemm(const Calibration *c, Platform *p)
             continue;
         /* The engine runs GEMMs at peak x efficiency: make that the calibrated asymptote. */
         p->gpu.gemm_efficiency = clamp(g->peak_efficiency * g->peak_flops_per_s / peak, 0.01, 1.0);
-        return 1;
+        /* The kernel model's matmul ceiling (model/kernels.c) is the same asymptote, held as
+         * a 16-bit rate: an fp32 measurement stands for the same share of the 16-bit peak. */
+        const double peak16 =
+            p->gpu.bf16_flops_per_s > 0 ? p->gpu.bf16_flops_per_s : p->gpu.fp16_flops_per_s;
+        p->gpu.matmul_flops_per_s = p->gpu.gemm_efficiency * peak16;
+        return 2;
     }
     return 0;
 }
@@ -443,8 +465,29 @@ static int apply_disk(const Calibration *c, Platform *p)
     return 2;
 }
 
+/* A device-to-device copy of S bytes reads and writes 2 S of HBM: its rate over the
+ * datasheet bandwidth is the share streaming kernels reach (model/kernels.c). */
+static int apply_memory(const Calibration *c, Platform *p)
+{
+    const CalibCopy *d2d = &c->copy[CALIB_D2D];
+    if (!d2d->is_present)
+        return 0;
+    p->gpu.memory_bw_efficiency =
+        clamp(2.0 * d2d->bw_bytes_per_s / p->gpu.hbm_bw_bytes_per_s, 0.01, 1.0);
+    return 1;
+}
+
+/* The launch floor of the kernel model is the measured issue time of one kernel. */
+static int apply_launch(const Calibration *c, Platform *p)
+{
+    if (!c->launch.is_present)
+        return 0;
+    p->gpu.kernel_launch_s = c->launch.launch_s;
+    return 1;
+}
+
 int calibration_apply(const Calibration *c, Platform *p)
 {
     return apply_gemm(c, p) + apply_pcie(c, p) + apply_nvlink(c, p) + apply_cpu(c, p) +
-           apply_disk(c, p);
+           apply_disk(c, p) + apply_memory(c, p) + apply_launch(c, p);
 }

@@ -133,6 +133,13 @@ typedef struct Calibration {
 
     struct {
         bool is_present;
+        double launch_s;    /* host time to issue one kernel, back to back */
+        uint64_t n_kernels; /* empty kernels timed per repetition */
+        char note[CALIBRATION_NOTE_MAX];
+    } launch;
+
+    struct {
+        bool is_present;
         double read_bw_bytes_per_s;
         double write_bw_bytes_per_s;
         bool is_direct; /* O_DIRECT; false: buffered I/O (tmpfs and others refuse O_DIRECT) */
@@ -155,7 +162,8 @@ int calibration_load(Calibration *out, const char *path, Err *err);
  * condition below does not hold, are left as they are:
  *  - gpu.gemm_efficiency = peak_efficiency * peak_flops_per_s / p's peak for that precision
  *    (the calibrated asymptote over the platform's peak), for the first of bf16, fp16, fp32
- *    present, clamped to [0.01, 1];
+ *    present, clamped to [0.01, 1]; gpu.matmul_flops_per_s (the kernel model's matmul
+ *    ceiling) = that efficiency x the 16-bit peak;
  *  - pcie.gpu_link: bandwidth = the lower of h2d_pinned and d2h_pinned, latency = the higher
  *    minus the switch uplink's latency (at least 0), so a GPU<->CPU route adds up to the
  *    measured latency; when the uplink serves this GPU alone (gpus_per_switch 1, no NIC on
@@ -165,7 +173,10 @@ int calibration_load(Calibration *out, const char *path, Err *err);
  *    gpus_per_node) on a platform with NVLink;
  *  - cpu.adam_params_per_s_per_core = params_per_s / max(threads, cpu.cores), so that the
  *    engine's node rate (cores x per-core rate) never exceeds the measured best;
- *  - nvme read and write bandwidth per drive = measured / drives, when drives >= 1.
+ *  - nvme read and write bandwidth per drive = measured / drives, when drives >= 1;
+ *  - gpu.memory_bw_efficiency = 2 x d2d bandwidth / hbm_bw_bytes_per_s (a copy reads and
+ *    writes each byte), clamped to [0.01, 1], when d2d is present;
+ *  - gpu.kernel_launch_s = launch.launch_s, when launch is present.
  * Returns the number of platform fields changed. */
 int calibration_apply(const Calibration *c, Platform *p);
 

@@ -55,7 +55,7 @@ const DimSpec grid_fixed_specs[N_FIXED] = {
                 "--activation-checkpointing", KIND_CKPT, false, false, NULL, 0,
                 "none, selective, full or every:N"},
     [D_FLASH] = {"flash_attention", "flash_attention", "--flash-attention", KIND_ENUM, false, false,
-                 &choices_on_off, 0, NULL},
+                 &choices_flash, 0, NULL},
     [D_FSDP] = {"fsdp", "fsdp", "--fsdp", KIND_ENUM, false, true, &choices_fsdp, 0, NULL},
     [D_SCHEDULE] = {"schedule", "schedule", "--schedule", KIND_ENUM, false, true,
                     &choices_schedule, 0, NULL},

@@ -25,6 +25,10 @@ static const char *const gpu_keys[] = {"model",
                                        "gemm_efficiency",
                                        "attention_efficiency",
                                        "comm_sm_fraction",
+                                       "matmul_flops_per_s",
+                                       "sm_count",
+                                       "memory_bw_efficiency",
+                                       "kernel_launch_s",
                                        "hbm_bytes",
                                        "hbm_bw_bytes_per_s",
                                        "source",
@@ -147,8 +151,19 @@ static int read_gpu(const cJSON *root, JsonAt at, Platform *p, Err *err)
             0 ||
         need_u64(g, "hbm_bytes", s, 1u << 20, UINT64_MAX / 4, &p->gpu.hbm_bytes, err) ||
         need_double(g, "hbm_bw_bytes_per_s", s, 1e6, MAX_RATE, &p->gpu.hbm_bw_bytes_per_s, err) ||
+        need_double(g, "matmul_flops_per_s", s, 1e6, MAX_RATE, &p->gpu.matmul_flops_per_s, err) ||
+        need_u64(g, "sm_count", s, 1, 4096, &p->gpu.sm_count, err) ||
+        need_double(g, "memory_bw_efficiency", s, 0.01, 1.0, &p->gpu.memory_bw_efficiency, err) ||
+        need_double(g, "kernel_launch_s", s, 0.0, 1e-3, &p->gpu.kernel_launch_s, err) ||
         read_source(g, s, err))
         return -1;
+    /* the achievable matmul rate is a measurement below the 16-bit tensor-core peak */
+    const double peak16 =
+        p->gpu.bf16_flops_per_s > 0 ? p->gpu.bf16_flops_per_s : p->gpu.fp16_flops_per_s;
+    if (p->gpu.matmul_flops_per_s > peak16)
+        return err_set(err,
+                       "%s: gpu.matmul_flops_per_s: expected at most the 16-bit peak %g, got %g",
+                       at.file, peak16, p->gpu.matmul_flops_per_s);
     return 0;
 }
 

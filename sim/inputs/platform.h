@@ -42,6 +42,12 @@ typedef struct Platform {
         bool has_attention_efficiency;
         double comm_sm_fraction; /* share of the GPU's compute that running NCCL kernels take
                                     from concurrent kernels; 0 when the file gives none */
+        /* the kernel model (model/kernels.h) */
+        double matmul_flops_per_s;   /* measured 16-bit matmul ceiling: sustained (MSMF) where
+                                        published, else the best shape's burst (MAMF) */
+        uint64_t sm_count;           /* streaming multiprocessors (tiles per GEMM wave) */
+        double memory_bw_efficiency; /* achievable / datasheet HBM bandwidth, streaming kernels */
+        double kernel_launch_s;      /* host time to issue one kernel (the launch floor) */
         uint64_t hbm_bytes;
         double hbm_bw_bytes_per_s;
     } gpu;

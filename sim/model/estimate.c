@@ -39,6 +39,7 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
     setup->recompute = opts->recompute;
     setup->checkpoint_every = opts->checkpoint_every ? opts->checkpoint_every : 1;
     setup->is_flash_attention = opts->is_flash_attention;
+    setup->is_flash_attention_v1 = opts->is_flash_attention && opts->is_flash_attention_v1;
     setup->act_bytes = ds_config_param_bytes(train);
 
     params_count(model, &out->params);
@@ -112,8 +113,9 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
     out->fits_nvme = out->nvme_peak <= out->nvme_capacity;
     out->fits = out->fits_gpu && out->fits_cpu && out->fits_nvme;
 
-    double rate = platform_peak_flops_per_s(platform, train->precision) *
-                  platform->gpu.gemm_efficiency * (double)n_gpus;
-    out->compute_bound_step_s = out->flops.hardware / rate;
+    /* the kernel model's forward and backward with no communication (model/kernels.h) */
+    KernelGpu gpu;
+    kernels_gpu(platform, train->precision, &gpu);
+    out->compute_bound_step_s = kernels_step_s(model, setup, &gpu);
     return 0;
 }

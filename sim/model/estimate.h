@@ -15,6 +15,7 @@
 #include "comm_volume.h"
 #include "ds_estimator.h"
 #include "flops.h"
+#include "kernels.h"
 #include "params.h"
 #include "runtime_memory.h"
 #include "setup.h"
@@ -33,6 +34,7 @@ typedef struct EstimateOptions {
     bool is_flash_attention;
     double headroom_fraction; /* of GPU memory kept free by the verdict (--headroom) */
     bool is_fsdp;             /* PyTorch FSDP steps its fp32 flat shards in place: no copies */
+    bool is_flash_attention_v1; /* FlashAttention (v1) rather than FlashAttention-2 */
 } EstimateOptions;
 
 typedef struct Estimate {
@@ -60,7 +62,8 @@ typedef struct Estimate {
     uint64_t gpu_capacity, cpu_capacity, nvme_capacity;
     bool fits_gpu; /* gpu_device_peak + gpu_headroom <= gpu_capacity */
     bool fits_cpu, fits_nvme, fits;
-    double compute_bound_step_s; /* hardware FLOPs at gemm_efficiency x peak on every GPU */
+    double compute_bound_step_s; /* one GPU's forward, recomputation and backward kernels
+                                    (kernels_step_s), no communication: a lower bound */
 } Estimate;
 
 /* Builds the estimate. Resolves the batch against the platform's GPU count, appending the

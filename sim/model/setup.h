@@ -28,6 +28,8 @@ typedef struct RunSetup {
     Recompute recompute;
     uint32_t checkpoint_every; /* RECOMPUTE_FULL: layers 0, N, 2N, ... are checkpointed */
     bool is_flash_attention;
+    bool is_flash_attention_v1; /* the first FlashAttention (2022), half FlashAttention-2's
+                                   throughput (Dao 2023); false: FlashAttention-2 */
     unsigned act_bytes; /* bytes per activation element: 2 (fp16/bf16) or 4 (fp32) */
 } RunSetup;
 

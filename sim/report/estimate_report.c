@@ -59,7 +59,9 @@ void estimate_report_text(FILE *out, const EstimateReport *r)
             (unsigned long long)s->grad_accum, (unsigned long long)s->n_gpus,
             (unsigned long long)s->seq_len,
             setup_recompute_name(s->recompute, s->checkpoint_every, rec, sizeof rec),
-            s->is_flash_attention ? "on" : "off");
+            !s->is_flash_attention     ? "off"
+            : s->is_flash_attention_v1 ? "v1"
+                                       : "on");
     if (t->zero.offload_optimizer.device != OFFLOAD_NONE ||
         t->zero.offload_param.device != OFFLOAD_NONE)
         fprintf(out, "offload      optimizer -> %s, parameters -> %s\n",
@@ -120,10 +122,9 @@ void estimate_report_text(FILE *out, const EstimateReport *r)
             e->flops.hardware / scale, is_exa ? "EFLOP" : "PFLOP", e->flops.model / scale,
             e->flops.megatron / scale);
     fprintf(out,
-            "compute-bound step time: %.3f s (all GPUs at %.0f%% of %.0f TFLOP/s peak, no "
-            "communication)\n",
-            e->compute_bound_step_s, 100.0 * p->gpu.gemm_efficiency,
-            platform_peak_flops_per_s(p, t->precision) / UNITS_TFLOPS);
+            "compute-bound step time: %.3f s (the layers' kernels at their roofline times on "
+            "%s, no communication)\n",
+            e->compute_bound_step_s, p->gpu.model);
     fprintf(out, "\nverdict: %s\n",
             e->fits        ? "fits"
             : !e->fits_gpu ? "GPU memory runs out"
@@ -200,6 +201,10 @@ void estimate_report_json_inputs(JsonWriter *w, const EstimateReport *r)
         w, "activation_checkpointing",
         setup_recompute_name(e->setup.recompute, e->setup.checkpoint_every, rec, sizeof rec));
     json_kv_bool(w, "flash_attention", e->setup.is_flash_attention);
+    json_kv_u64(w, "flash_attention_version",
+                !e->setup.is_flash_attention     ? 0
+                : e->setup.is_flash_attention_v1 ? 1
+                                                 : 2);
     json_key(w, "defaults_applied");
     json_begin_array(w);
     json_list(w, r->setup_defaults);

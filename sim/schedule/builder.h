@@ -60,6 +60,7 @@ typedef struct Builder {
     OpId *bucket_last;
     double bucket_elems;                     /* gradients waiting in the current bucket */
     uint32_t label_fwd_base, label_bwd_base; /* labels "fwd L<i>" and "bwd L<i>" */
+    uint32_t label_recompute_base;           /* "recompute L<i>" */
     /* offload (offload.c) */
     OpId *last_d2h;       /* per rank: last gradient copy to the host */
     OpId *pending_update; /* per rank: the parameter update the next step must wait for */

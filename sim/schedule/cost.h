@@ -1,15 +1,17 @@
 /*
  * cost.h - how long each piece of a training step takes on one GPU, as work for the engine.
  *
- * The engine runs a GPU op of `amount` FLOPs at the GPU's achievable rate (dense peak x
- * gemm_efficiency). GEMMs are counted in FLOPs (flops.h's accounting); attention kernels in
- * FLOPs scaled by gemm_efficiency / attention_efficiency, since FlashAttention runs further
- * from peak than cuBLAS GEMMs (50-73% on A100 by FlashAttention-2's paper, ~35% on H100);
- * element-wise and normalisation kernels are bound by HBM bandwidth, so their bytes are
- * converted into the FLOPs that would take the same time at the achievable rate. The GPU
- * optimizer step is memory-bound too: fused Adam reads and writes ~28 bytes per parameter of
- * the partition in mixed precision (fp16 gradient 2, fp32 master 4+4, momentum 4+4, variance
- * 4+4, fp16 weight 2).
+ * The times come from the kernel model (model/kernels.h): each layer's forward, backward and
+ * recomputation as the kernels the model's family runs, each timed by its roofline (GEMMs at
+ * the achievable matmul rate with tile and wave quantization, element-wise kernels at
+ * achievable HBM bandwidth, FlashAttention at its published throughput) and never faster
+ * than the host can launch them. The engine runs a GPU op of `amount` at the GPU host's
+ * speed (dense peak x gemm_efficiency, engine/platform_xml.c), so a time t becomes
+ * t x gpu_flops_per_s engine units: the engine's speed is only the unit, the kernel model
+ * decides the time. The end of the step is memory-bound too: the gradient-norm pass (and
+ * fp16's overflow check) read each 16-bit gradient of the partition, fused Adam reads and
+ * writes ~28 bytes per parameter in mixed precision (fp16 gradient 2, fp32 master 4+4,
+ * momentum 4+4, variance 4+4, fp16 weight 2).
  */
 #ifndef ZEROSIM_SCHEDULE_COST_H
 #define ZEROSIM_SCHEDULE_COST_H
@@ -18,16 +20,18 @@
 #include "../inputs/platform.h"
 #include "../model/activations.h"
 #include "../model/flops.h"
+#include "../model/kernels.h"
 
 typedef struct StepCost {
-    double gpu_flops_per_s; /* achievable rate the engine runs GPU ops at */
-    double layer_fwd;       /* one layer, one micro-batch: GEMMs + attention + memory-bound */
-    double layer_bwd;       /* twice the GEMM and attention work, twice the traffic */
+    double gpu_flops_per_s; /* engine units per second of GPU time */
+    double layer_fwd;       /* one layer, one micro-batch, in engine units */
+    double layer_bwd;       /* its backward kernels */
     double layer_recompute; /* re-run before backward: the full forward, or the attention
                                core with selective recomputation */
-    double head_fwd;        /* logits and loss, one micro-batch */
+    double head_fwd;        /* embedding, final norm, logits and loss, one micro-batch */
     double head_bwd;
-    double optimizer_per_param; /* GPU optimizer work per parameter updated */
+    double optimizer_per_param; /* GPU end-of-step work per parameter updated */
+    LayerKernels kernels;       /* the passes the above come from, in seconds */
 } StepCost;
 
 /* Costs for one micro-batch of setup on platform p. */

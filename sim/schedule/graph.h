@@ -33,7 +33,7 @@ typedef enum OpKind {
 typedef enum OpPurpose {
     PURPOSE_NONE,      /* transfers, allocations */
     PURPOSE_FORWARD,   /* a layer's (or the head's) forward kernels */
-    PURPOSE_BACKWARD,  /* backward kernels, with the recomputation that precedes them */
+    PURPOSE_BACKWARD,  /* backward kernels (the recomputation before them is its own op) */
     PURPOSE_RECOMPUTE, /* activation recomputation on its own */
     PURPOSE_OPTIMIZER, /* the optimizer step, on the GPU or the host */
     PURPOSE_SYNC,      /* a zero-work op that joins streams ("parameters updated") */

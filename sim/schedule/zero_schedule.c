@@ -314,10 +314,13 @@ static void micro_batch(Builder *b, bool is_boundary)
                     graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, MEM_ACTIVATIONS,
                                 (double)b->act.layer_full, &work[r]);
             }
+            /* the recomputation is its own op, before the layer's backward kernels */
             double recompute = b->setup->recompute == RECOMPUTE_FULL && !is_checkpointed
                                    ? 0.0
                                    : b->cost.layer_recompute;
-            double amount = recompute + b->cost.layer_bwd + (u == L - 1 ? b->cost.head_bwd : 0.0);
+            if (recompute > 0)
+                compute_all(b, PURPOSE_RECOMPUTE, recompute, b->label_recompute_base + u);
+            double amount = b->cost.layer_bwd + (u == L - 1 ? b->cost.head_bwd : 0.0);
             compute_all(b, PURPOSE_BACKWARD, amount, label);
             for (uint32_t r = 0; r < n && keep_acts; r++) {
                 if (work)
@@ -492,6 +495,12 @@ static void labels(Builder *b)
         uint32_t id = graph_label(b->g, label);
         if (u == 0)
             b->label_bwd_base = id;
+    }
+    for (uint32_t u = 0; u < L; u++) {
+        snprintf(label, sizeof label, "recompute L%u", u);
+        uint32_t id = graph_label(b->g, label);
+        if (u == 0)
+            b->label_recompute_base = id;
     }
 }
 

@@ -1,0 +1,342 @@
+/*
+ * kernels.c - a layer's kernels and their roofline times (see kernels.h).
+ *
+ * Per micro-batch of T = b s tokens, e bytes per activation element, hidden h, query width
+ * q = a d, key/value width kv, MLP width f, vocabulary V. Forward, as PyTorch runs a layer:
+ *   norm (LayerNorm: one kernel, r+w 2 T h e; Llama's RMSNorm: eager fp32, see
+ *   rmsnorm_eager); QKV projection (one fused GEMM, or three); rotary embedding of Q and
+ *   K (NeoX and Llama families, eager, see rotary_eager); the attention core (FlashAttention, or
+ *   QK^T, softmax over the b a s^2 scores in HBM, AV as batched GEMMs); output projection;
+ *   dropout (GPT-2 family: r+w plus a 1-byte mask); residual add (r 2, w 1); norm; MLP (up,
+ *   or gate and up, its activation: GeLU r+w 2 T f e, SiLU and product 5 T f e); down
+ *   projection; dropout; residual add.
+ * Backward: each GEMM's two GEMMs (the input gradient T x K from T x N by N x K, and the
+ * weight gradient K x N over the T tokens); the attention core's backward (FlashAttention:
+ * 2.5x the forward's FLOPs; unfused: four batched GEMMs and the softmax backward reading P
+ * and dP and writing dS); each element-wise kernel reads its input and the output gradient
+ * and writes the input gradient; the two residual streams' gradients are summed once per
+ * branch; bias gradients are reductions of the output gradients over the tokens.
+ * The model's ends: embedding gather, the final norm, the logits GEMM and the cross-entropy
+ * as PyTorch's eager loss computes it on 16-bit logits (HF models and torchtitan call
+ * cross_entropy on logits.float(): a cast to fp32, log-softmax, and in backward the
+ * log-softmax gradient and the cast back), memory-bound at large V.
+ */
+#include "kernels.h"
+
+#include <math.h>
+
+/* The flash kernels' FLOPs are counted as the FlashAttention-2 benchmark counts them
+ * (Dao 2023; flash-attention benchmarks/benchmark_flash_attention.py, flops()): forward
+ * 4 b s^2 a d, halved when causal; backward 2.5x the forward (it recomputes the scores). */
+#define FLASH_BWD_FACTOR 2.5
+
+void kernels_gpu(const Platform *p, Precision precision, KernelGpu *out)
+{
+    const double peak = platform_peak_flops_per_s(p, precision);
+    /* The MAMF is measured with 16-bit inputs; fp32 matmuls get the same share of theirs. */
+    const double peak16 =
+        p->gpu.bf16_flops_per_s > 0 ? p->gpu.bf16_flops_per_s : p->gpu.fp16_flops_per_s;
+    out->matmul_flops_per_s = precision == PRECISION_FP32
+                                  ? peak * p->gpu.matmul_flops_per_s / peak16
+                                  : p->gpu.matmul_flops_per_s;
+    out->memory_bytes_per_s = p->gpu.hbm_bw_bytes_per_s * p->gpu.memory_bw_efficiency;
+    out->attention_flops_per_s = peak * p->gpu.attention_efficiency;
+    out->sm_count = (double)p->gpu.sm_count;
+    out->launch_s = p->gpu.kernel_launch_s;
+}
+
+double kernels_pass_s(const KernelGpu *g, const KernelPass *pass)
+{
+    /* The host issues kernels asynchronously ahead of the GPU: the GPU only waits for it
+     * when the pass's kernels are shorter, in total, than issuing them. */
+    const double gpu_s = pass->gemm_s + pass->attention_s + pass->memory_s;
+    const double host_s = pass->n_kernels * g->launch_s;
+    return gpu_s > host_s ? gpu_s : host_s;
+}
+
+double kernels_gemm_s(const KernelGpu *g, double batch, double m, double n, double k,
+                      double elem_bytes)
+{
+    if (batch <= 0 || m <= 0 || n <= 0 || k <= 0)
+        return 0.0;
+    const double tile = KERNELS_GEMM_TILE;
+    /* Tile quantization: partial tiles of the output cost whole ones (NVIDIA matmul guide). */
+    const double tiles = batch * ceil(m / tile) * ceil(n / tile);
+    /* Too few tiles to fill the SMs: cuBLAS splits K across thread blocks (split-K), as far
+     * as each slice keeps at least a tile's depth. */
+    double splits = 1.0;
+    if (tiles < g->sm_count) {
+        splits = floor(g->sm_count / tiles);
+        double most = floor(k / tile);
+        if (splits > most)
+            splits = most;
+        if (splits < 1.0)
+            splits = 1.0;
+    }
+    /* Wave quantization: blocks run in waves of one per SM, a partial wave costs a whole
+     * one; each SM works at 1/sm_count of the achievable matmul rate. */
+    const double waves = ceil(tiles * splits / g->sm_count);
+    const double flops_s =
+        waves * g->sm_count * 2.0 * tile * tile * (k / splits) / g->matmul_flops_per_s;
+    const double bytes = elem_bytes * batch * (m * k + k * n + m * n);
+    const double bytes_s = bytes / g->memory_bytes_per_s;
+    return flops_s > bytes_s ? flops_s : bytes_s;
+}
+
+double kernels_memory_s(const KernelGpu *g, double bytes)
+{
+    return bytes > 0 ? bytes / g->memory_bytes_per_s : 0.0;
+}
+
+double kernels_attention_s(const KernelGpu *g, double flops)
+{
+    return flops > 0 ? flops / g->attention_flops_per_s : 0.0;
+}
+
+/* ---- building passes ---- */
+
+static void gemm(KernelPass *p, const KernelGpu *g, double batch, double m, double n, double k,
+                 double e)
+{
+    p->gemm_s += kernels_gemm_s(g, batch, m, n, k, e);
+    p->n_kernels += 1.0;
+}
+
+/* A weight GEMM y[T x n] = x[T x k] W[k x n] in forward, and its two GEMMs in backward. */
+static void linear(LayerKernels *o, const KernelGpu *g, double t, double n, double k, double e)
+{
+    gemm(&o->fwd, g, 1.0, t, n, k, e);
+    gemm(&o->bwd, g, 1.0, t, k, n, e); /* input gradient dx = dy W^T */
+    gemm(&o->bwd, g, 1.0, k, n, t, e); /* weight gradient dW = x^T dy */
+}
+
+static void memory(KernelPass *p, const KernelGpu *g, double bytes, double n_kernels)
+{
+    p->memory_s += kernels_memory_s(g, bytes);
+    p->n_kernels += n_kernels;
+}
+
+/* An element-wise op over `elems` elements: forward reads n_in tensors and writes one;
+ * backward reads the output gradient and the n_in saved inputs and writes n_in gradients. */
+static void pointwise(LayerKernels *o, const KernelGpu *g, double elems, double n_in, double e)
+{
+    memory(&o->fwd, g, elems * e * (n_in + 1.0), 1.0);
+    memory(&o->bwd, g, elems * e * (2.0 * n_in + 1.0), 1.0);
+}
+
+/* RMSNorm as the Llama family's reference implementations run it in eager PyTorch
+ * (transformers' LlamaRMSNorm.forward; torchtitan's RMSNorm): x.to(float32), pow(2),
+ * mean(-1), + eps, rsqrt, x * rsqrt, .to(input dtype), weight * x. Forward, per element of
+ * e-byte input: r e w 4, r 4 w 4, r 4, (per-row scalars), r 4 w 4, r 4 w e, r e w e
+ * = 28 + 4e bytes in 8 kernels. Backward through autograd: the weight product (r 2e w e,
+ * and the weight gradient's reduction r 2e), the casts (r e w 4, r 4 w e), the rsqrt
+ * product (r 4 w 4, and its reduction r 8 w 4), the mean's expansion (w 4), pow's gradient
+ * (r 8 w 4) and the sum of the two paths (r 8 w 4) = 60 + 7e bytes in 12 kernels. */
+static void rmsnorm_eager(LayerKernels *o, const KernelGpu *g, double elems, double e)
+{
+    memory(&o->fwd, g, elems * (28.0 + 4.0 * e), 8.0);
+    memory(&o->bwd, g, elems * (60.0 + 7.0 * e), 12.0);
+}
+
+/* Rotary embedding of Q or K as torchtitan's apply_rotary_emb runs it: x.float() viewed as
+ * complex (r e w 4), times the complex frequencies (r 4 w 4; the table is small), back to
+ * real and .type_as(x) (r 4 w e): 16 + 2e bytes per element in 3 kernels, and the same in
+ * backward. transformers' rotate_half form (q cos + rotate_half(q) sin: slice, neg, cat, two
+ * products and a sum) moves about 9e, the same order. */
+static void rotary_eager(LayerKernels *o, const KernelGpu *g, double elems, double e)
+{
+    memory(&o->fwd, g, elems * (16.0 + 2.0 * e), 3.0);
+    memory(&o->bwd, g, elems * (16.0 + 2.0 * e), 3.0);
+}
+
+/* The families whose HuggingFace modeling file normalises with an eager RMSNorm module
+ * (LlamaRMSNorm and its copies: Qwen2/3, Gemma 1-3, Phi-3, OLMo 2), not ATen's fused
+ * layer_norm. */
+static bool is_rmsnorm(const ModelConfig *cfg)
+{
+    switch (cfg->family) {
+    case MODEL_FAMILY_LLAMA:
+    case MODEL_FAMILY_QWEN2:
+    case MODEL_FAMILY_QWEN3:
+    case MODEL_FAMILY_GEMMA:
+    case MODEL_FAMILY_GEMMA2:
+    case MODEL_FAMILY_GEMMA3:
+    case MODEL_FAMILY_PHI3:
+    case MODEL_FAMILY_OLMO2: return true;
+    default: return false;
+    }
+}
+
+/* Rotary embeddings: every family without learned positions but ALiBi's (BLOOM, MPT). */
+static bool has_rotary(const ModelConfig *cfg)
+{
+    return cfg->position_rows == 0 && cfg->family != MODEL_FAMILY_BLOOM &&
+           cfg->family != MODEL_FAMILY_MPT;
+}
+
+/* A layer norm: one fused kernel (ATen's layer_norm) for LayerNorm families, the eager
+ * fp32 RMSNorm for the RMSNorm families. */
+static void norm(LayerKernels *o, const ModelConfig *cfg, const KernelGpu *g, double elems,
+                 double e)
+{
+    if (is_rmsnorm(cfg))
+        rmsnorm_eager(o, g, elems, e);
+    else
+        pointwise(o, g, elems, 1.0, e);
+}
+
+/* Dropout keeps a 1-byte mask: forward reads x, writes y and the mask; backward reads the
+ * gradient and the mask and writes the input gradient. */
+static void dropout(LayerKernels *o, const KernelGpu *g, double elems, double e)
+{
+    memory(&o->fwd, g, elems * (2.0 * e + 1.0), 1.0);
+    memory(&o->bwd, g, elems * (2.0 * e + 1.0), 1.0);
+}
+
+/* The attention core of b sequences: flash, or unfused over scores in HBM. */
+static void attention_core(LayerKernels *o, const ModelConfig *cfg, const RunSetup *s,
+                           const KernelGpu *g, double e)
+{
+    const double b = (double)s->micro_batch, seq = (double)s->seq_len;
+    const double a = (double)cfg->n_heads, d = (double)cfg->head_dim;
+    KernelPass *core = &o->attn_core;
+    if (s->is_flash_attention) {
+        const double flops = 4.0 * b * seq * seq * a * d * 0.5; /* causal */
+        /* The first FlashAttention takes twice as long: FlashAttention-2 "yields around 2x
+         * speedup compared to FlashAttention" (Dao 2023, abstract), which reached 25-40% of
+         * the A100's peak to FlashAttention-2's 50-73%. */
+        const double slowdown = s->is_flash_attention_v1 ? 2.0 : 1.0;
+        core->attention_s += kernels_attention_s(g, flops) * slowdown;
+        core->n_kernels += 1.0;
+        o->bwd.attention_s += kernels_attention_s(g, FLASH_BWD_FACTOR * flops) * slowdown;
+        o->bwd.n_kernels += 2.0; /* the dO.O row sums, then the main backward kernel */
+    } else {
+        /* Megatron's fused scale-mask-softmax: one kernel reading and writing the scores
+         * (the full s x s, masked, not halved). */
+        const double scores = b * a * seq * seq;
+        gemm(core, g, b * a, seq, seq, d, e); /* S = Q K^T, per head */
+        memory(core, g, 2.0 * scores * e, 1.0);
+        if (cfg->family == MODEL_FAMILY_GPT2)
+            memory(core, g, scores * (2.0 * e + 1.0), 1.0); /* attention dropout */
+        gemm(core, g, b * a, seq, d, seq, e);               /* O = P V */
+        gemm(&o->bwd, g, b * a, seq, seq, d, e);            /* dP = dO V^T */
+        gemm(&o->bwd, g, b * a, seq, d, seq, e);            /* dV = P^T dO */
+        if (cfg->family == MODEL_FAMILY_GPT2)
+            memory(&o->bwd, g, scores * (2.0 * e + 1.0), 1.0);
+        memory(&o->bwd, g, 3.0 * scores * e, 1.0); /* dS from P and dP */
+        gemm(&o->bwd, g, b * a, seq, d, seq, e);   /* dQ = dS K */
+        gemm(&o->bwd, g, b * a, seq, d, seq, e);   /* dK = dS^T Q */
+    }
+    o->fwd.gemm_s += core->gemm_s;
+    o->fwd.attention_s += core->attention_s;
+    o->fwd.memory_s += core->memory_s;
+    o->fwd.n_kernels += core->n_kernels;
+}
+
+static void head(LayerKernels *o, const ModelConfig *cfg, const KernelGpu *g, double t, double e,
+                 bool has_learned_pos)
+{
+    const double h = (double)cfg->hidden, v = (double)cfg->vocab;
+    KernelPass *f = &o->head_fwd, *b = &o->head_bwd;
+    memory(f, g, 2.0 * t * h * e, 1.0); /* embedding rows gathered */
+    /* embedding backward: the gradient rows scattered into a zeroed V x h gradient */
+    memory(b, g, t * h * e + v * h * e, 2.0);
+    if (has_learned_pos) {
+        memory(f, g, 3.0 * t * h * e, 1.0); /* + position rows */
+        memory(b, g, 2.0 * t * h * e, 1.0);
+    }
+    if (cfg->has_final_norm && is_rmsnorm(cfg)) { /* final norm, eager RMSNorm */
+        memory(f, g, t * h * (28.0 + 4.0 * e), 8.0);
+        memory(b, g, t * h * (60.0 + 7.0 * e), 12.0);
+    } else if (cfg->has_final_norm) {
+        memory(f, g, 2.0 * t * h * e, 1.0);
+        memory(b, g, 3.0 * t * h * e, 1.0);
+    }
+    gemm(f, g, 1.0, t, v, h, e); /* logits */
+    gemm(b, g, 1.0, t, h, v, e);
+    gemm(b, g, 1.0, h, v, t, e);
+    /* cross-entropy on logits.float(): log-softmax (r 4, w 4), its gradient (r 4 + 4, w 4);
+     * 16-bit logits add the cast (r e, w 4) and its backward (r 4, w e) */
+    const bool is_cast = e < 4.0;
+    memory(f, g, t * v * (8.0 + (is_cast ? e + 4.0 : 0.0)), is_cast ? 2.0 : 1.0);
+    memory(b, g, t * v * (12.0 + (is_cast ? 4.0 + e : 0.0)), is_cast ? 2.0 : 1.0);
+}
+
+double kernels_step_s(const ModelConfig *cfg, const RunSetup *setup, const KernelGpu *g)
+{
+    LayerKernels k;
+    kernels_layer(cfg, setup, g, &k);
+    const double fwd = kernels_pass_s(g, &k.fwd), bwd = kernels_pass_s(g, &k.bwd);
+    const double L = (double)cfg->n_layers;
+    double recompute = (double)setup_n_checkpointed(setup, cfg->n_layers) * fwd;
+    if (setup->recompute == RECOMPUTE_SELECTIVE)
+        recompute = L * kernels_pass_s(g, &k.attn_core);
+    const double micro_batch_s = L * (fwd + bwd) + recompute + kernels_pass_s(g, &k.head_fwd) +
+                                 kernels_pass_s(g, &k.head_bwd);
+    return (double)setup->grad_accum * micro_batch_s;
+}
+
+void kernels_layer(const ModelConfig *cfg, const RunSetup *setup, const KernelGpu *g,
+                   LayerKernels *out)
+{
+    *out = (LayerKernels){0};
+    const double e = (double)setup->act_bytes;
+    const double t = (double)setup->micro_batch * (double)setup->seq_len;
+    const double h = (double)cfg->hidden, f = (double)cfg->ffn_hidden;
+    const double q = (double)(cfg->n_heads * cfg->head_dim);
+    const double kv = (double)(cfg->n_kv_heads * cfg->head_dim);
+    const bool is_rotary = has_rotary(cfg);
+    const bool has_dropout = cfg->family == MODEL_FAMILY_GPT2;
+
+    /* attention block */
+    norm(out, cfg, g, t * h, e);
+    if (cfg->is_qkv_fused) {
+        linear(out, g, t, q + 2.0 * kv, h, e);
+    } else {
+        linear(out, g, t, q, h, e);
+        linear(out, g, t, kv, h, e);
+        linear(out, g, t, kv, h, e);
+    }
+    if (is_rotary) {
+        rotary_eager(out, g, t * q, e);
+        rotary_eager(out, g, t * kv, e);
+    }
+    attention_core(out, cfg, setup, g, e);
+    linear(out, g, t, h, q, e); /* output projection */
+    if (has_dropout)
+        dropout(out, g, t * h, e);
+    memory(&out->fwd, g, 3.0 * t * h * e, 1.0); /* residual add */
+    memory(&out->bwd, g, 3.0 * t * h * e, 1.0); /* residual gradients summed */
+
+    /* MLP block: its own norm, unless attention and MLP read the same normalised input (a
+     * parallel block: one norm per layer); Gemma 2/3 add post-norms (four in all) */
+    if (cfg->n_layer_norms >= 2)
+        norm(out, cfg, g, t * h, e);
+    for (unsigned k = 2; k < cfg->n_layer_norms; k++)
+        norm(out, cfg, g, t * h, e);
+    if (cfg->is_gated_mlp) {
+        linear(out, g, t, f, h, e);       /* gate */
+        linear(out, g, t, f, h, e);       /* up */
+        pointwise(out, g, t * f, 1.0, e); /* SiLU(gate) */
+        pointwise(out, g, t * f, 2.0, e); /* x up */
+    } else {
+        linear(out, g, t, f, h, e);
+        pointwise(out, g, t * f, 1.0, e); /* GeLU */
+    }
+    linear(out, g, t, h, f, e); /* down */
+    if (has_dropout)
+        dropout(out, g, t * h, e);
+    memory(&out->fwd, g, 3.0 * t * h * e, 1.0);
+    memory(&out->bwd, g, 3.0 * t * h * e, 1.0);
+
+    /* bias gradients: column sums of each biased projection's output gradient */
+    const double biased = (cfg->has_qkv_bias ? q + 2.0 * kv : 0.0) + (cfg->has_out_bias ? h : 0.0) +
+                          (cfg->has_mlp_bias ? f * (cfg->is_gated_mlp ? 2 : 1) + h : 0.0);
+    const double n_biased = (cfg->has_qkv_bias ? (cfg->is_qkv_fused ? 1.0 : 3.0) : 0.0) +
+                            (cfg->has_out_bias ? 1.0 : 0.0) +
+                            (cfg->has_mlp_bias ? (cfg->is_gated_mlp ? 3.0 : 2.0) : 0.0);
+    if (biased > 0)
+        memory(&out->bwd, g, t * e * biased, n_biased);
+
+    head(out, cfg, g, t, e, cfg->position_rows > 0);
+}

@@ -1,0 +1,92 @@
+/*
+ * kernels.h - a transformer layer's forward and backward as the GPU kernels that run them,
+ * each timed from its shape.
+ *
+ * Four kernel families, each with its own cost mechanism:
+ *  - GEMMs: a roofline of FLOPs at the GPU's measured matmul ceiling (the sustained rate,
+ *    MSMF, where one is published, else the best shape's MAMF, from the ml-engineering
+ *    book's mamf-finder; never the datasheet peak) against the bytes of
+ *    the three operands at achievable HBM bandwidth, with tile and wave quantization: the
+ *    output is cut into tiles, one thread block per tile, run in waves of one tile per SM,
+ *    so a last partial wave or a partial tile costs as much as a full one (NVIDIA, "Matrix
+ *    Multiplication Background User's Guide", sections on tile and wave quantization);
+ *  - element-wise and reduction kernels (norms, activations, residual adds, dropout, rotary
+ *    embeddings, softmax over materialised scores, cross-entropy over the vocabulary): the
+ *    bytes they read and write at achievable HBM bandwidth;
+ *  - fused attention (FlashAttention-2, or the first FlashAttention at half its speed): its
+ *    causal FLOPs at the GPU's published FlashAttention-2 throughput (peak x
+ *    attention_efficiency), the backward 2.5 times the forward's FLOPs as the
+ *    FlashAttention-2 benchmark counts them;
+ *  - the host's launch floor: the CPU issues kernels one after another ahead of the GPU,
+ *    so a pass is never faster than its kernel count times the launch time.
+ * What the layer is made of depends on the model family (model_config.h): LayerNorm or
+ * RMSNorm, GeLU or SwiGLU MLP, rotary embeddings or not, dropout (GPT-2 family) or not.
+ * Pure functions of the shapes and the platform; schedule/cost.c turns them into engine work.
+ */
+#ifndef ZEROSIM_MODEL_KERNELS_H
+#define ZEROSIM_MODEL_KERNELS_H
+
+#include "../common/precision.h"
+#include "../inputs/platform.h"
+#include "params.h"
+#include "setup.h"
+
+/* CUTLASS/cuBLAS tile of the large tensor-core GEMMs (e.g. "volta_h884gemm_128x128",
+ * "ampere_bf16_s16816gemm_..._128x128" kernels): the unit of tile and wave quantization. */
+#define KERNELS_GEMM_TILE 128
+
+/* What the kernel model needs of a GPU, in one precision. */
+typedef struct KernelGpu {
+    double matmul_flops_per_s;    /* measured matmul ceiling (MSMF, else MAMF) */
+    double memory_bytes_per_s;    /* achievable HBM bandwidth of streaming kernels */
+    double attention_flops_per_s; /* FlashAttention's throughput */
+    double sm_count;              /* streaming multiprocessors: tiles per wave */
+    double launch_s;              /* host time to issue one kernel */
+} KernelGpu;
+
+/* The GPU of platform p, training in `precision`. FP32 runs its matmuls at the same fraction
+ * of its (non-tensor-core) peak as the 16-bit MAMF is of the 16-bit peak. */
+void kernels_gpu(const Platform *p, Precision precision, KernelGpu *out);
+
+/* A pass: kernel time summed, and how many kernels it launches. */
+typedef struct KernelPass {
+    double gemm_s;      /* GEMMs (and the batched GEMMs of unfused attention) */
+    double attention_s; /* fused attention kernels */
+    double memory_s;    /* element-wise and reduction kernels */
+    double n_kernels;
+} KernelPass;
+
+/* Time of a pass on the GPU: its kernels, or the host's launches when those take longer. */
+double kernels_pass_s(const KernelGpu *g, const KernelPass *pass);
+
+/* One GEMM, C[m x n] = A[m x k] B[k x n], `batch` independent ones in one launch, elements of
+ * elem_bytes: max(quantized FLOPs / MAMF, operand bytes / bandwidth). */
+double kernels_gemm_s(const KernelGpu *g, double batch, double m, double n, double k,
+                      double elem_bytes);
+
+/* A streaming kernel that reads and writes `bytes` in all. */
+double kernels_memory_s(const KernelGpu *g, double bytes);
+
+/* FlashAttention forward over `flops` (the causal-masked count). */
+double kernels_attention_s(const KernelGpu *g, double flops);
+
+/* One transformer layer of one micro-batch, and the model's ends (embedding, final norm,
+ * logits and loss). Recompute is what backward re-runs before its own kernels: the whole
+ * forward for a checkpointed layer, the attention core under selective recomputation. */
+typedef struct LayerKernels {
+    KernelPass fwd, bwd;
+    KernelPass attn_core; /* the attention core alone (QK^T, softmax, AV or the flash kernel) */
+    KernelPass head_fwd, head_bwd;
+} LayerKernels;
+
+/* The kernels of cfg's layer for setup->micro_batch sequences of setup->seq_len tokens. */
+void kernels_layer(const ModelConfig *cfg, const RunSetup *setup, const KernelGpu *g,
+                   LayerKernels *out);
+
+/* One GPU's forward, recomputation and backward over the step's setup->grad_accum
+ * micro-batches, with nothing waiting for communication: every layer's passes, the
+ * recomputation of the checkpointed layers (or of every attention core under selective
+ * recomputation), the model's ends. */
+double kernels_step_s(const ModelConfig *cfg, const RunSetup *setup, const KernelGpu *g);
+
+#endif

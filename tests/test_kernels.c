@@ -1,0 +1,279 @@
+/*
+ * test_kernels.c - the kernel model against hand-computed roofline times: one test per
+ * kernel family (GEMM with tile, wave and split-K quantization, memory-bound kernels,
+ * FlashAttention, the launch floor), and a layer's passes summed by hand on a tiny model.
+ */
+#include "../sim/model/kernels.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static void assert_rel(double got, double want, double tol)
+{
+    if (fabs(got - want) > tol * fabs(want))
+        fprintf(stderr, "got %.17g, want %.17g\n", got, want);
+    assert_true(fabs(got - want) <= tol * fabs(want));
+}
+
+/* A GPU with round numbers: 100 SMs, 100 TFLOP/s matmul, 1 TB/s streaming, 50 TFLOP/s
+ * FlashAttention, 5 us per launch. */
+static KernelGpu toy_gpu(void)
+{
+    return (KernelGpu){.matmul_flops_per_s = 100e12,
+                       .memory_bytes_per_s = 1e12,
+                       .attention_flops_per_s = 50e12,
+                       .sm_count = 100,
+                       .launch_s = 5e-6};
+}
+
+/* ---- GEMM ---- */
+
+/* 1280 x 1280 x 4096: 10 x 10 = 100 tiles, one full wave: exactly 2 m n k / MAMF. */
+static void test_kernels_gemm_one_full_wave(void **state)
+{
+    (void)state;
+    KernelGpu g = toy_gpu();
+    double t = kernels_gemm_s(&g, 1, 1280, 1280, 4096, 2);
+    assert_rel(t, 2.0 * 1280 * 1280 * 4096 / 100e12, 1e-12);
+}
+
+/* 1290 x 1280: 11 x 10 = 110 tiles, two waves of 100 SMs: twice the full wave's time. */
+static void test_kernels_gemm_wave_quantization(void **state)
+{
+    (void)state;
+    KernelGpu g = toy_gpu();
+    double t = kernels_gemm_s(&g, 1, 1290, 1280, 4096, 2);
+    double wave = 100 * 2.0 * 128 * 128 * 4096 / 100e12;
+    assert_rel(t, 2 * wave, 1e-12);
+}
+
+/* 1281 x 1280 on a 110-SM GPU: 11 x 10 = 110 tiles fill one wave, the last row of tiles
+ * holds one row of the matrix: tile quantization costs the whole padded tile. */
+static void test_kernels_gemm_tile_quantization(void **state)
+{
+    (void)state;
+    KernelGpu g = toy_gpu();
+    g.sm_count = 110;
+    double t = kernels_gemm_s(&g, 1, 1281, 1280, 4096, 2);
+    assert_rel(t, 2.0 * (11 * 128) * 1280 * 4096 / 100e12, 1e-12);
+}
+
+/* 256 x 256 x 65536: 4 tiles on 100 SMs; split-K into floor(100 / 4) = 25 slices fills all
+ * 100 SMs with a 2621.44-deep slice each. */
+static void test_kernels_gemm_split_k(void **state)
+{
+    (void)state;
+    KernelGpu g = toy_gpu();
+    double t = kernels_gemm_s(&g, 1, 256, 256, 65536, 2);
+    double per_sm = 2.0 * 128 * 128 * (65536.0 / 25) / (100e12 / 100);
+    assert_rel(t, per_sm, 1e-12);
+}
+
+/* A matrix-vector shape on a GPU of 100 GB/s is memory-bound: 8192 x 1 x 8192 moves
+ * 2 (8192^2 + 8192 + 8192) bytes in 1.34 ms, longer than its one wave of 64 padded tiles
+ * (100 x 2 x 128^2 x 8192 / 100e12 = 0.27 ms). */
+static void test_kernels_gemm_memory_bound(void **state)
+{
+    (void)state;
+    KernelGpu g = toy_gpu();
+    g.memory_bytes_per_s = 100e9;
+    double t = kernels_gemm_s(&g, 1, 8192, 1, 8192, 2);
+    assert_rel(t, 2.0 * (8192.0 * 8192 + 8192 + 8192) / 100e9, 1e-12);
+}
+
+/* Batched: 32 heads of 512 x 512 x 64 are 32 x 16 = 512 tiles, 6 waves of 100. */
+static void test_kernels_gemm_batched(void **state)
+{
+    (void)state;
+    KernelGpu g = toy_gpu();
+    double t = kernels_gemm_s(&g, 32, 512, 512, 64, 2);
+    double compute = 6 * 100 * 2.0 * 128 * 128 * 64 / 100e12;
+    double bytes = 2.0 * 32 * (512 * 64 + 64 * 512 + 512 * 512) / 1e12;
+    assert_rel(t, compute > bytes ? compute : bytes, 1e-12);
+}
+
+/* ---- memory-bound, attention, launch floor ---- */
+
+static void test_kernels_memory_at_bandwidth(void **state)
+{
+    (void)state;
+    KernelGpu g = toy_gpu();
+    assert_rel(kernels_memory_s(&g, 3e9), 3e-3, 1e-12);
+    assert_true(kernels_memory_s(&g, 0) == 0.0);
+}
+
+static void test_kernels_attention_at_throughput(void **state)
+{
+    (void)state;
+    KernelGpu g = toy_gpu();
+    assert_rel(kernels_attention_s(&g, 1e12), 1e12 / 50e12, 1e-12);
+}
+
+/* 1000 kernels of 1 ms in all: the GPU's 1 ms; 1000 launches of 5 us are 5 ms: the host's. */
+static void test_kernels_pass_launch_floor(void **state)
+{
+    (void)state;
+    KernelGpu g = toy_gpu();
+    KernelPass busy = {.gemm_s = 1.0, .memory_s = 0.5, .n_kernels = 1000};
+    assert_rel(kernels_pass_s(&g, &busy), 1.5, 1e-12);
+    KernelPass tiny = {.gemm_s = 1e-3, .n_kernels = 1000};
+    assert_rel(kernels_pass_s(&g, &tiny), 5e-3, 1e-12);
+}
+
+/* ---- a layer ---- */
+
+/* An MPT-style layer (LayerNorm, fused QKV, GeLU MLP, no biases, no rotary, no dropout),
+ * h = 1280, 10 heads of 128, f = 5120, V = 1280, one sequence of 1280 tokens with
+ * FlashAttention: every GEMM fills whole waves on 100 SMs, so each pass is checked as the
+ * sum of its kernels by hand. */
+static void test_kernels_layer_mpt_by_hand(void **state)
+{
+    (void)state;
+    KernelGpu g = toy_gpu();
+    ModelConfig cfg = {.family = MODEL_FAMILY_MPT,
+                       .hidden = 1280,
+                       .n_layers = 1,
+                       .n_heads = 10,
+                       .n_kv_heads = 10,
+                       .head_dim = 128,
+                       .ffn_hidden = 5120,
+                       .vocab = 1280,
+                       .n_layer_norms = 2,
+                       .has_final_norm = true,
+                       .is_qkv_fused = true};
+    RunSetup s = {.seq_len = 1280, .micro_batch = 1, .is_flash_attention = true, .act_bytes = 2};
+    LayerKernels k;
+    kernels_layer(&cfg, &s, &g, &k);
+    const double T = 1280, h = 1280, f = 5120, e = 2, M = 100e12, B = 1e12;
+    /* GEMMs are compute-bound and quantize to nothing: 2 m n k / MAMF each */
+    const double gemm_fwd =
+        2 * T * (3 * h) * h / M + 2 * T * h * h / M + 2 * T * f * h / M + 2 * T * h * f / M;
+    assert_rel(k.fwd.gemm_s, gemm_fwd, 1e-12);
+    assert_rel(k.bwd.gemm_s, 2 * gemm_fwd, 1e-12);
+    /* causal flash: 4 T s a d / 2, backward 2.5x */
+    const double flash = 4.0 * T * 1280 * 10 * 128 / 2 / 50e12;
+    assert_rel(k.fwd.attention_s, flash, 1e-12);
+    assert_rel(k.bwd.attention_s, 2.5 * flash, 1e-12);
+    assert_rel(k.attn_core.attention_s, flash, 1e-12);
+    /* the first FlashAttention: half the throughput */
+    LayerKernels v1;
+    s.is_flash_attention_v1 = true;
+    kernels_layer(&cfg, &s, &g, &v1);
+    assert_rel(v1.fwd.attention_s, 2 * flash, 1e-12);
+    assert_rel(v1.bwd.attention_s, 2 * 2.5 * flash, 1e-12);
+    assert_rel(v1.fwd.gemm_s, k.fwd.gemm_s, 1e-12);
+    /* forward memory: two norms 2 T h e, two residual adds 3 T h e, GeLU 2 T f e */
+    assert_rel(k.fwd.memory_s, (2 * 2 * T * h * e + 2 * 3 * T * h * e + 2 * T * f * e) / B, 1e-12);
+    /* backward: norms 3 T h e, residual sums 3 T h e, GeLU 3 T f e */
+    assert_rel(k.bwd.memory_s, (2 * 3 * T * h * e + 2 * 3 * T * h * e + 3 * T * f * e) / B, 1e-12);
+    /* kernels: norm, qkv, flash, out, add, norm, up, gelu, down, add */
+    assert_true(k.fwd.n_kernels == 10);
+    /* head: embedding gather, final norm, logits GEMM, cross-entropy (cast + log-softmax) */
+    assert_rel(k.head_fwd.gemm_s, 2 * T * 1280 * h / M, 1e-12);
+    assert_rel(k.head_fwd.memory_s, (2 * T * h * e + 2 * T * h * e + T * 1280 * (e + 12)) / B,
+               1e-12);
+    /* fp32 activations: the loss needs no cast, only the log-softmax (r 4, w 4) */
+    RunSetup s32 = s;
+    s32.act_bytes = 4;
+    LayerKernels k32;
+    kernels_layer(&cfg, &s32, &g, &k32);
+    assert_rel(k32.head_fwd.memory_s, (2 * T * h * 4 + 2 * T * h * 4 + T * 1280 * 8.0) / B, 1e-12);
+    assert_rel(k32.head_bwd.memory_s,
+               (T * h * 4 + 1280 * h * 4 + 3 * T * h * 4 + T * 1280 * 12.0) / B, 1e-12);
+}
+
+/* Unfused attention materialises the scores: QK^T and AV batched over heads, the softmax
+ * reading and writing b a s^2 elements. */
+static void test_kernels_layer_unfused_attention(void **state)
+{
+    (void)state;
+    KernelGpu g = toy_gpu();
+    ModelConfig cfg = {.family = MODEL_FAMILY_MPT,
+                       .hidden = 1280,
+                       .n_layers = 1,
+                       .n_heads = 10,
+                       .n_kv_heads = 10,
+                       .head_dim = 128,
+                       .ffn_hidden = 5120,
+                       .vocab = 1280,
+                       .n_layer_norms = 2,
+                       .has_final_norm = true,
+                       .is_qkv_fused = true};
+    RunSetup s = {.seq_len = 1280, .micro_batch = 1, .is_flash_attention = false, .act_bytes = 2};
+    LayerKernels k;
+    kernels_layer(&cfg, &s, &g, &k);
+    const double scores = 10.0 * 1280 * 1280;
+    const double qk = kernels_gemm_s(&g, 10, 1280, 1280, 128, 2);
+    const double av = kernels_gemm_s(&g, 10, 1280, 128, 1280, 2);
+    assert_true(k.attn_core.attention_s == 0.0);
+    assert_rel(k.attn_core.gemm_s, qk + av, 1e-12);
+    assert_rel(k.attn_core.memory_s, 2 * scores * 2 / 1e12, 1e-12);
+    assert_true(k.attn_core.n_kernels == 3);
+}
+
+/* Llama adds rotary embeddings on Q and K, a SwiGLU MLP of two GEMMs and two kernels, and
+ * RMSNorms run eagerly in fp32. */
+static void test_kernels_layer_llama_family(void **state)
+{
+    (void)state;
+    KernelGpu g = toy_gpu();
+    ModelConfig mpt = {.family = MODEL_FAMILY_MPT,
+                       .hidden = 1280,
+                       .n_layers = 1,
+                       .n_heads = 10,
+                       .n_kv_heads = 10,
+                       .head_dim = 128,
+                       .ffn_hidden = 5120,
+                       .vocab = 1280,
+                       .n_layer_norms = 2,
+                       .has_final_norm = true,
+                       .is_qkv_fused = false};
+    ModelConfig llama = mpt;
+    llama.family = MODEL_FAMILY_LLAMA;
+    llama.is_gated_mlp = true;
+    RunSetup s = {.seq_len = 1280, .micro_batch = 1, .is_flash_attention = true, .act_bytes = 2};
+    LayerKernels a, b;
+    kernels_layer(&mpt, &s, &g, &a);
+    kernels_layer(&llama, &s, &g, &b);
+    const double T = 1280, q = 1280, h = 1280, f = 5120, e = 2;
+    /* eager rotary on Q and K (16 + 2e bytes per element each way); SiLU r+w T f e and the
+     * product r 2 w 1, in place of GeLU's r+w; two eager fp32 RMSNorms (28 + 4e bytes per
+     * element) in place of LayerNorm's 2e */
+    assert_rel(b.fwd.memory_s - a.fwd.memory_s,
+               (2 * T * q * (16 + 2 * e) + 3 * T * f * e + 2 * T * h * (28 + 4 * e - 2 * e)) / 1e12,
+               1e-12);
+    /* backward: the RMSNorms' 60 + 7e bytes in place of 3e, rotary again, the product's
+     * 5 T f e in addition to SiLU's */
+    assert_rel(b.bwd.memory_s - a.bwd.memory_s,
+               (2 * T * h * (60 + 7 * e - 3 * e) + 2 * T * q * (16 + 2 * e) + 5 * T * f * e) / 1e12,
+               1e-12);
+    /* one more GEMM (gate); kernels: it, 3 per rotary, the product, 7 more per RMSNorm */
+    assert_rel(b.fwd.gemm_s - a.fwd.gemm_s, 2 * T * f * 1280 / 100e12, 1e-12);
+    assert_true(b.fwd.n_kernels - a.fwd.n_kernels == 1 + 2 * 3 + 1 + 2 * 7);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kernels_gemm_one_full_wave),
+        cmocka_unit_test(test_kernels_gemm_wave_quantization),
+        cmocka_unit_test(test_kernels_gemm_tile_quantization),
+        cmocka_unit_test(test_kernels_gemm_split_k),
+        cmocka_unit_test(test_kernels_gemm_memory_bound),
+        cmocka_unit_test(test_kernels_gemm_batched),
+        cmocka_unit_test(test_kernels_memory_at_bandwidth),
+        cmocka_unit_test(test_kernels_attention_at_throughput),
+        cmocka_unit_test(test_kernels_pass_launch_floor),
+        cmocka_unit_test(test_kernels_layer_mpt_by_hand),
+        cmocka_unit_test(test_kernels_layer_unfused_attention),
+        cmocka_unit_test(test_kernels_layer_llama_family),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
