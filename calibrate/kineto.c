@@ -544,8 +544,10 @@ int kineto_load(KinetoTrace *t, const char *path, Err *err)
         if (got < 0) {
             int code = 0;
             const char *why = gzerror(f, &code);
-            err_set(err, "%s: cannot read: %s", path,
-                    code == Z_ERRNO ? strerror(errno) : why);
+            if (code == Z_BUF_ERROR)
+                err_set(err, "%s: expected a complete gzip file, got a truncated one", path);
+            else
+                err_set(err, "%s: cannot read: %s", path, code == Z_ERRNO ? strerror(errno) : why);
             gzclose(f);
             free(buf);
             return -1;
