@@ -6,7 +6,8 @@
  * platform before and after calibration_apply. `--samples FILE` replaces the measuring with
  * a CSV written earlier, so fits and comparisons can be redone anywhere; `--from-trace FILE`
  * replaces it with the GPU activity of a PyTorch profiler trace (kineto.c, trace_fit.c),
- * fitted group by group, with a summary of launch costs and steps. Exit codes: 0 done,
+ * fitted group by group, with a summary of launch costs and steps; `--layer MODEL` times one
+ * transformer layer of MODEL (layer.c, gpu_layer.cu) beside zerosim's prediction. Exit codes: 0 done,
  * 1 bad input file or a benchmark or fit that failed, 2 bad command line, 3 no GPU for the
  * GPU parts (use --cpu-only).
  */
@@ -17,6 +18,8 @@
 #include "derive.h"
 #include "disk.h"
 #include "gpu.h"
+#include "gpu_layer.h"
+#include "layer.h"
 #include "plan.h"
 #include "samples.h"
 #include "trace_fit.h"
@@ -24,6 +27,7 @@
 #include "common/strlist.h"
 #include "common/suggest.h"
 #include "common/units.h"
+#include "inputs/model_config.h"
 #include "inputs/platform.h"
 
 #include <errno.h>
@@ -54,6 +58,9 @@ static const char *const help =
     "                       or gzip JSON, instead of measuring; also prints GPU time by\n"
     "                       kernel class, kernel-launch cost and latency, and each step's\n"
     "                       GPU busy and idle time. GEMM fits need --platform for the peak\n"
+    "  --layer MODEL        time one transformer layer of MODEL (a config path or a shipped\n"
+    "                       name) forward and backward at --micro-batch x --seq tokens in\n"
+    "                       bf16, kernel by kernel, beside zerosim's prediction on --platform\n"
     "  --compare PLATFORM   print each measured point beside zerosim's prediction on PLATFORM\n"
     "                       (a path or a shipped name), before and after calibration\n"
     "  --platform PLATFORM  take GPU peak FLOP/s from PLATFORM (default: an estimate from the\n"
@@ -79,7 +86,7 @@ typedef struct Options {
     bool is_quick, is_cpu_only;
     bool parts[N_PARTS];
     bool has_parts;
-    const char *out, *samples, *trace, *compare, *platform;
+    const char *out, *samples, *trace, *layer, *compare, *platform;
     const char *hidden, *ffn, *micro_batch, *seq, *adam_params, *threads, *disk_dir, *disk_bytes,
         *reps;
 } Options;
@@ -120,11 +127,11 @@ static int parse_args(int argc, char **argv, Options *o)
     static const char *const valued[] = {
         "--parts",   "--out",      "--samples",     "--compare", "--platform",
         "--hidden",  "--ffn",      "--micro-batch", "--seq",     "--adam-params",
-        "--threads", "--disk-dir", "--disk-bytes",  "--reps",    "--from-trace", NULL};
+        "--threads", "--disk-dir", "--disk-bytes",  "--reps",    "--from-trace", "--layer", NULL};
     const char **slots[] = {NULL,           &o->out,         &o->samples, &o->compare,
                             &o->platform,   &o->hidden,      &o->ffn,     &o->micro_batch,
                             &o->seq,        &o->adam_params, &o->threads, &o->disk_dir,
-                            &o->disk_bytes, &o->reps,        &o->trace};
+                            &o->disk_bytes, &o->reps,        &o->trace,       &o->layer};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -425,6 +432,54 @@ static int compare(const Options *o, const SampleSet *s, const Calibration *c)
     return EXIT_OK;
 }
 
+/* --layer: one layer of the model, predicted, then timed when a GPU is there. */
+static int run_layer(const Options *o, const BenchPlan *plan)
+{
+    Err err = {0};
+    if (o->platform == NULL)
+        return usage_error("--layer: expected --platform PLATFORM for zerosim's prediction, got "
+                           "none");
+    ModelConfig cfg;
+    Platform p;
+    LayerPlan lp;
+    LayerPrediction pred;
+    int rc = EXIT_OK;
+    memset(&cfg, 0, sizeof cfg);
+    if (model_config_load(&cfg, o->layer, data_dir(), &err) ||
+        platform_load(&p, o->platform, data_dir(), &err) ||
+        layer_plan(&cfg, plan->micro_batch, plan->seq, &lp, &err)) {
+        fprintf(stderr, "zerosim-calibrate: %s\n", err.msg);
+        model_config_fini(&cfg);
+        return EXIT_BAD_INPUT;
+    }
+    layer_predict(&cfg, &lp, &p, &pred);
+    model_config_fini(&cfg);
+    printf("settings: --layer %s, %llu x %llu tokens, %u repetitions of ~1 ms after 2 warm-up "
+           "calls\n",
+           o->layer, (unsigned long long)plan->micro_batch, (unsigned long long)plan->seq,
+           plan->reps);
+    fflush(stdout);
+    SampleSet probe;
+    samples_init(&probe);
+    int n_gpus = gpu_info_probe(&probe, &err);
+    samples_fini(&probe);
+    if (n_gpus < 1) {
+        layer_print(&lp, &pred, NULL, 0, 0, o->platform, stdout);
+        fprintf(stderr, "zerosim-calibrate: --layer needs a CUDA GPU to time the layer (%s); "
+                        "only zerosim's prediction is printed\n",
+                err.msg);
+        return EXIT_NO_GPU;
+    }
+    double kernel_s[LAYER_MAX_KERNELS], fwd_s = 0, bwd_s = 0;
+    if (gpu_layer_run(&lp, plan->reps, kernel_s, &fwd_s, &bwd_s, &err)) {
+        fprintf(stderr, "zerosim-calibrate: %s\n", err.msg);
+        rc = EXIT_BAD_INPUT;
+    } else {
+        layer_print(&lp, &pred, kernel_s, fwd_s, bwd_s, o->platform, stdout);
+    }
+    return rc;
+}
+
 static int configure(const Options *o, BenchPlan *plan)
 {
     uint64_t v = 0;
@@ -459,8 +514,8 @@ static int configure(const Options *o, BenchPlan *plan)
                            "fit one GPU (hidden <= 2^20, ffn <= 2^22, tokens <= 2^22)");
     if (o->disk_dir != NULL)
         plan->disk_dir = o->disk_dir;
-    if (o->samples != NULL || o->trace != NULL)
-        return EXIT_OK; /* nothing is measured */
+    if (o->samples != NULL || o->trace != NULL || o->layer != NULL)
+        return EXIT_OK; /* no benchmark settings to print */
     printf("settings: %s run, %u repetitions after %u warm-up calls, ~%.0f ms each; layer "
            "hidden %llu ffn %llu tokens %llu x %llu; cpu_adam %llu params up to %u threads; "
            "disk %llu bytes in %s\n",
@@ -488,11 +543,17 @@ int main(int argc, char **argv)
     if (!o.has_parts)
         for (int i = 0; i < N_PARTS; i++)
             o.parts[i] = !o.is_cpu_only || i == PART_CPU_ADAM || i == PART_DISK;
+    if (o.layer != NULL && (o.samples != NULL || o.trace != NULL || o.is_cpu_only ||
+                            o.has_parts || o.compare != NULL))
+        return usage_error("--layer: expected no --samples, --from-trace, --cpu-only, --parts or "
+                           "--compare with it, got one");
     if (o.out == NULL)
         o.out = "calibration.json";
     BenchPlan plan;
     if ((rc = configure(&o, &plan)) != EXIT_OK)
         return rc;
+    if (o.layer != NULL)
+        return run_layer(&o, &plan);
 
     SampleSet s;
     Err err = {0};
