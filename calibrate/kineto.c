@@ -7,6 +7,10 @@
  * launch finds the GEMM op around it (same process and thread, launch start inside the op) by
  * a binary search on the op starts. The file is read whole (zlib's gzread, which reads plain
  * files as they are) and parsed with cJSON: a trace of a few steps is tens of MB.
+ *
+ * This is the one file outside sim/inputs/ that walks cJSON nodes (STYLE.md keeps them in
+ * inputs/): a profiler trace is an input of zerosim-calibrate only, and no node leaves this
+ * file. It would move to sim/inputs/ if the simulator itself ever read traces.
  */
 #include "kineto.h"
 
@@ -21,8 +25,8 @@
 #include <string.h>
 #include <zlib.h>
 
-const char *const kineto_class_names[] = {"gemm", "attention", "elementwise", "nccl",
-                                          "memcpy", "memset", NULL};
+const char *const kineto_class_names[] = {"gemm",   "attention", "elementwise", "nccl",
+                                          "memcpy", "memset",    NULL};
 
 #define KINETO_MAX_FILE_BYTES (4ull << 30) /* a trace beyond this is not "a few steps" */
 
@@ -59,8 +63,7 @@ static bool contains_nocase(const char *hay, const char *needle)
 KinetoClass kineto_classify_kernel(const char *name)
 {
     static const char *const attention[] = {"flash", "fmha", "sdpa", "attention", NULL};
-    static const char *const gemm[] = {"gemm", "gemv", "cutlass", "cublas", "xmma", "nvjet",
-                                       NULL};
+    static const char *const gemm[] = {"gemm", "gemv", "cutlass", "cublas", "xmma", "nvjet", NULL};
     if (contains_nocase(name, "nccl"))
         return KINETO_NCCL;
     for (int i = 0; attention[i] != NULL; i++)
@@ -78,8 +81,10 @@ int kineto_copy_route(const char *name)
     static const struct {
         const char *text;
         int route;
-    } routes[] = {{"HtoD (Pinned", CALIB_H2D_PINNED},     {"DtoH (Device -> Pinned", CALIB_D2H_PINNED},
-                  {"HtoD (Pageable", CALIB_H2D_PAGEABLE}, {"DtoH (Device -> Pageable", CALIB_D2H_PAGEABLE},
+    } routes[] = {{"HtoD (Pinned", CALIB_H2D_PINNED},
+                  {"DtoH (Device -> Pinned", CALIB_D2H_PINNED},
+                  {"HtoD (Pageable", CALIB_H2D_PAGEABLE},
+                  {"DtoH (Device -> Pageable", CALIB_D2H_PAGEABLE},
                   {"DtoD (Device -> Device", CALIB_D2D}};
     for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
         if (strstr(name, routes[i].text) != NULL)
@@ -114,10 +119,10 @@ double kineto_dtype_bytes(const char *dtype)
     static const struct {
         const char *name;
         double bytes;
-    } table[] = {{"float", 4},    {"float32", 4}, {"half", 2},      {"float16", 2},
-                 {"bfloat16", 2}, {"double", 8},  {"float64", 8},   {"int", 4},
-                 {"int32", 4},    {"long", 8},    {"int64", 8},     {"byte", 1},
-                 {"char", 1},     {"bool", 1},    {"uint8", 1},     {"int8", 1},
+    } table[] = {{"float", 4},         {"float32", 4},    {"half", 2},    {"float16", 2},
+                 {"bfloat16", 2},      {"double", 8},     {"float64", 8}, {"int", 4},
+                 {"int32", 4},         {"long", 8},       {"int64", 8},   {"byte", 1},
+                 {"char", 1},          {"bool", 1},       {"uint8", 1},   {"int8", 1},
                  {"float8_e4m3fn", 1}, {"float8_e5m2", 1}};
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         const char *a = dtype, *b = table[i].name;
@@ -163,7 +168,8 @@ static int need_num(const cJSON *ev, size_t index, const char *key, double min, 
     char found[64];
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(ev, key);
     return err_set(err, "%s: traceEvents[%zu].%s: expected a number >= %g, got %s", file, index,
-                   key, min, v ? jsonfile_describe(v, found, sizeof found) : "nothing (key missing)");
+                   key, min,
+                   v ? jsonfile_describe(v, found, sizeof found) : "nothing (key missing)");
 }
 
 static int precision_of(const char *type)
@@ -204,8 +210,8 @@ static bool gemm_of(const char *name, const cJSON *args, GemmOp *g)
     static const struct {
         const char *name;
         int a, rank;
-    } ops[] = {{"aten::mm", 0, 2}, {"aten::addmm", 1, 2}, {"aten::bmm", 0, 3},
-               {"aten::baddbmm", 1, 3}};
+    } ops[] = {
+        {"aten::mm", 0, 2}, {"aten::addmm", 1, 2}, {"aten::bmm", 0, 3}, {"aten::baddbmm", 1, 3}};
     int k = -1;
     for (int i = 0; i < 4; i++)
         if (strcmp(name, ops[i].name) == 0)
@@ -364,8 +370,7 @@ static int read_gpu_event(KinetoTrace *t, Collected *c, const cJSON *ev, size_t 
     return 0;
 }
 
-static int collect(KinetoTrace *t, Collected *c, const cJSON *events, const char *file,
-                   Err *err)
+static int collect(KinetoTrace *t, Collected *c, const cJSON *events, const char *file, Err *err)
 {
     size_t index = 0;
     size_t cap_steps = 0;
@@ -406,7 +411,8 @@ static int collect(KinetoTrace *t, Collected *c, const cJSON *events, const char
             r->dur_us = dur;
             r->pid = event_id(cJSON_GetObjectItem(ev, "pid"));
             r->tid = event_id(cJSON_GetObjectItem(ev, "tid"));
-            /* cudaLaunchKernel, cudaLaunchKernelExC, cuLaunchKernel(Ex), cudaLaunchCooperative... */
+            /* cudaLaunchKernel, cudaLaunchKernelExC, cuLaunchKernel(Ex), cudaLaunchCooperative...
+             */
             r->is_kernel_launch = strstr(name, "LaunchKernel") != NULL ||
                                   strstr(name, "LaunchCooperativeKernel") != NULL;
             t->n_kernel_launches += r->is_kernel_launch;
@@ -457,8 +463,8 @@ static void link_ops(KinetoTrace *t, Collected *c)
     for (size_t i = 0; i < t->n_ops; i++) {
         KinetoOp *op = &t->ops[i];
         op->ts_s = (c->op_ts_us[i] - t->t0_us) * 1e-6;
-        const Runtime *r = op->correlation >= 0 ? find_runtime(c->rt, c->n_rt, op->correlation)
-                                                : NULL;
+        const Runtime *r =
+            op->correlation >= 0 ? find_runtime(c->rt, c->n_rt, op->correlation) : NULL;
         if (r == NULL)
             continue;
         op->has_launch = true;
@@ -491,14 +497,15 @@ int kineto_parse(KinetoTrace *t, const char *file, const char *text, size_t n_by
     cJSON *root = jsonfile_parse(file, text, n_bytes, err);
     if (root == NULL)
         return -1;
-    const cJSON *events = cJSON_IsArray(root) ? root
-                                              : cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
+    const cJSON *events =
+        cJSON_IsArray(root) ? root : cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
     if (!cJSON_IsArray(events)) {
         char found[64];
-        err_set(err, "%s: traceEvents: expected an array of trace events (a PyTorch profiler "
-                     "trace), got %s",
-                file, events ? jsonfile_describe(events, found, sizeof found)
-                             : "nothing (key missing)");
+        err_set(err,
+                "%s: traceEvents: expected an array of trace events (a PyTorch profiler "
+                "trace), got %s",
+                file,
+                events ? jsonfile_describe(events, found, sizeof found) : "nothing (key missing)");
         cJSON_Delete(root);
         return -1;
     }
@@ -509,9 +516,10 @@ int kineto_parse(KinetoTrace *t, const char *file, const char *text, size_t n_by
     Collected c = {0};
     int rc = collect(t, &c, events, file, err);
     if (rc == 0 && t->n_ops == 0)
-        rc = err_set(err, "%s: traceEvents: expected GPU activity (\"cat\": \"kernel\", "
-                          "\"gpu_memcpy\" or \"gpu_memset\"), got none: was the profiler run "
-                          "with ProfilerActivity.CUDA?",
+        rc = err_set(err,
+                     "%s: traceEvents: expected GPU activity (\"cat\": \"kernel\", "
+                     "\"gpu_memcpy\" or \"gpu_memset\"), got none: was the profiler run "
+                     "with ProfilerActivity.CUDA?",
                      file);
     if (rc == 0)
         link_ops(t, &c);
@@ -533,8 +541,9 @@ int kineto_load(KinetoTrace *t, const char *path, Err *err)
             if (cap >= KINETO_MAX_FILE_BYTES) {
                 gzclose(f);
                 free(buf);
-                return err_set(err, "%s: expected a trace of at most %llu bytes (a few steps), "
-                                    "got more",
+                return err_set(err,
+                               "%s: expected a trace of at most %llu bytes (a few steps), "
+                               "got more",
                                path, (unsigned long long)KINETO_MAX_FILE_BYTES);
             }
             cap *= 2;

@@ -50,20 +50,20 @@ typedef struct KinetoOp {
     int device;
     int64_t stream;
     int64_t correlation;
-    bool has_launch;               /* the runtime event that launched it is in the trace */
-    bool is_kernel_launch;         /* that event is a kernel launch (cudaLaunchKernel, ...) */
+    bool has_launch;                  /* the runtime event that launched it is in the trace */
+    bool is_kernel_launch;            /* that event is a kernel launch (cudaLaunchKernel, ...) */
     double launch_ts_s, launch_dur_s; /* host start and duration of that runtime event */
     /* GEMM launched inside a GEMM op with shapes: */
-    int64_t gemm_op;   /* index of the op instance (kernels of one op share it), -1 none */
-    double flops;      /* 2 m n k (x batch) of the op */
-    int precision;     /* CalibPrecision of the op's inputs, -1 other or unknown */
+    int64_t gemm_op; /* index of the op instance (kernels of one op share it), -1 none */
+    double flops;    /* 2 m n k (x batch) of the op */
+    int precision;   /* CalibPrecision of the op's inputs, -1 other or unknown */
     char shape[KINETO_SHAPE_MAX]; /* "mm 2048x320x125" (m x n x k), "" without shapes */
     /* memcpy: */
     int copy_route; /* CalibCopyRoute, -1 another route (peer, host to host) */
     double bytes;   /* memcpy/memset bytes; NCCL bytes as nccl-tests counts them, 0 unknown */
     /* NCCL: */
-    int collective;   /* CalibCollective, -1 another (send/recv, all-to-all) or unknown */
-    uint64_t n_gpus;  /* "Group size", 0 unknown */
+    int collective;  /* CalibCollective, -1 another (send/recv, all-to-all) or unknown */
+    uint64_t n_gpus; /* "Group size", 0 unknown */
 } KinetoOp;
 
 typedef struct KinetoStep {

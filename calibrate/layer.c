@@ -76,8 +76,7 @@ static void memory(LayerPlan *p, const char *name, double read_elems, double wri
         p->max_elems = (uint64_t)most;
 }
 
-int layer_plan(const ModelConfig *cfg, uint64_t micro_batch, uint64_t seq, LayerPlan *out,
-               Err *err)
+int layer_plan(const ModelConfig *cfg, uint64_t micro_batch, uint64_t seq, LayerPlan *out, Err *err)
 {
     memset(out, 0, sizeof *out);
     snprintf(out->model, sizeof out->model, "%s", cfg->name);

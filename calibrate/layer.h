@@ -42,12 +42,12 @@ typedef enum LayerKernelKind {
 #define LAYER_ELEM_BYTES 2 /* bf16 */
 
 typedef struct LayerKernel {
-    char name[32];    /* "qkv_proj fwd", "qkv_proj dgrad", "softmax bwd", ... */
+    char name[32]; /* "qkv_proj fwd", "qkv_proj dgrad", "softmax bwd", ... */
     LayerKernelKind kind;
     bool is_backward;
     uint64_t batch, m, n, k; /* GEMMs: C (m x n) = A (m x k) B (k x n), row-major */
-    char gemm_op; /* how PyTorch calls cuBLAS: 'f' Linear forward, 'd' input gradient,
-                     'w' weight gradient, 'b' a batched product of the attention core */
+    char gemm_op;            /* how PyTorch calls cuBLAS: 'f' Linear forward, 'd' input gradient,
+                                'w' weight gradient, 'b' a batched product of the attention core */
     double flops;            /* 2 batch m n k; 0 for memory-bound kernels */
     double read_bytes, write_bytes;
 } LayerKernel;
@@ -63,7 +63,7 @@ typedef struct LayerPlan {
 } LayerPlan;
 
 typedef struct LayerPrediction {
-    double fwd_s, bwd_s;        /* cost.c's layer_fwd and layer_bwd at the engine's rate */
+    double fwd_s, bwd_s;                /* cost.c's layer_fwd and layer_bwd at the engine's rate */
     double kernel_s[LAYER_MAX_KERNELS]; /* per kernel, with the rules above */
 } LayerPrediction;
 

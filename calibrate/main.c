@@ -7,8 +7,8 @@
  * a CSV written earlier, so fits and comparisons can be redone anywhere; `--from-trace FILE`
  * replaces it with the GPU activity of a PyTorch profiler trace (kineto.c, trace_fit.c),
  * fitted group by group, with a summary of launch costs and steps; `--layer MODEL` times one
- * transformer layer of MODEL (layer.c, gpu_layer.cu) beside zerosim's prediction. Exit codes: 0 done,
- * 1 bad input file or a benchmark or fit that failed, 2 bad command line, 3 no GPU for the
+ * transformer layer of MODEL (layer.c, gpu_layer.cu) beside zerosim's prediction. Exit codes: 0
+ * done, 1 bad input file or a benchmark or fit that failed, 2 bad command line, 3 no GPU for the
  * GPU parts (use --cpu-only).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -127,11 +127,12 @@ static int parse_args(int argc, char **argv, Options *o)
     static const char *const valued[] = {
         "--parts",   "--out",      "--samples",     "--compare", "--platform",
         "--hidden",  "--ffn",      "--micro-batch", "--seq",     "--adam-params",
-        "--threads", "--disk-dir", "--disk-bytes",  "--reps",    "--from-trace", "--layer", NULL};
+        "--threads", "--disk-dir", "--disk-bytes",  "--reps",    "--from-trace",
+        "--layer",   NULL};
     const char **slots[] = {NULL,           &o->out,         &o->samples, &o->compare,
                             &o->platform,   &o->hidden,      &o->ffn,     &o->micro_batch,
                             &o->seq,        &o->adam_params, &o->threads, &o->disk_dir,
-                            &o->disk_bytes, &o->reps,        &o->trace,       &o->layer};
+                            &o->disk_bytes, &o->reps,        &o->trace,   &o->layer};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -465,8 +466,9 @@ static int run_layer(const Options *o, const BenchPlan *plan)
     samples_fini(&probe);
     if (n_gpus < 1) {
         layer_print(&lp, &pred, NULL, 0, 0, o->platform, stdout);
-        fprintf(stderr, "zerosim-calibrate: --layer needs a CUDA GPU to time the layer (%s); "
-                        "only zerosim's prediction is printed\n",
+        fprintf(stderr,
+                "zerosim-calibrate: --layer needs a CUDA GPU to time the layer (%s); "
+                "only zerosim's prediction is printed\n",
                 err.msg);
         return EXIT_NO_GPU;
     }
@@ -543,8 +545,8 @@ int main(int argc, char **argv)
     if (!o.has_parts)
         for (int i = 0; i < N_PARTS; i++)
             o.parts[i] = !o.is_cpu_only || i == PART_CPU_ADAM || i == PART_DISK;
-    if (o.layer != NULL && (o.samples != NULL || o.trace != NULL || o.is_cpu_only ||
-                            o.has_parts || o.compare != NULL))
+    if (o.layer != NULL &&
+        (o.samples != NULL || o.trace != NULL || o.is_cpu_only || o.has_parts || o.compare != NULL))
         return usage_error("--layer: expected no --samples, --from-trace, --cpu-only, --parts or "
                            "--compare with it, got one");
     if (o.out == NULL)

@@ -313,8 +313,7 @@ static bool take_section(const Calibration *part, SampleKind kind, int name, Cal
             return true;
         out->collective[name] = part->collective[name];
         return true;
-    default:
-        return false;
+    default: return false;
     }
 }
 
@@ -381,16 +380,18 @@ void trace_fit_print(const TraceSummary *sum, FILE *out)
     fprintf(out, "kernel launches: %llu host calls, median %.2f us (p10 %.2f, p90 %.2f)\n",
             (unsigned long long)sum->n_launches, 1e6 * sum->launch_median_s,
             1e6 * sum->launch_p10_s, 1e6 * sum->launch_p90_s);
-    fprintf(out, "launch latency onto an idle GPU: %llu kernels, median %.2f us (p10 %.2f, p90 "
-                 "%.2f)\n",
+    fprintf(out,
+            "launch latency onto an idle GPU: %llu kernels, median %.2f us (p10 %.2f, p90 "
+            "%.2f)\n",
             (unsigned long long)sum->n_idle_launches, 1e6 * sum->latency_median_s,
             1e6 * sum->latency_p10_s, 1e6 * sum->latency_p90_s);
     if (sum->n_steps == 0) {
         fprintf(out, "steps: no ProfilerStep# spans in the trace\n");
         return;
     }
-    fprintf(out, "steps: %zu, median %.3f ms, GPU busy %.3f ms, GPU idle (fixed work not "
-                 "hidden) %.3f ms\n",
+    fprintf(out,
+            "steps: %zu, median %.3f ms, GPU busy %.3f ms, GPU idle (fixed work not "
+            "hidden) %.3f ms\n",
             sum->n_steps, 1e3 * sum->step_median_s, 1e3 * sum->step_busy_median_s,
             1e3 * sum->step_idle_median_s);
     for (size_t i = 0; i < sum->n_steps && i < TRACE_FIT_MAX_STEPS; i++)

@@ -88,8 +88,8 @@ static void test_llama3_8b_plan(void **state)
     /* The same FLOPs as the simulator's accounting. */
     ModelParams params;
     params_count(&cfg, &params);
-    RunSetup setup = {.seq_len = 4096, .micro_batch = 1, .global_batch = 1, .n_gpus = 1,
-                      .act_bytes = 2};
+    RunSetup setup = {
+        .seq_len = 4096, .micro_batch = 1, .global_batch = 1, .n_gpus = 1, .act_bytes = 2};
     StepFlops f;
     flops_step(&cfg, &params, &setup, &f);
     assert_true(fabs(f.layer_fwd_per_token * 4096.0 - fwd) <= 1e-9 * fwd);
@@ -130,8 +130,13 @@ static void test_prediction_is_the_simulators(void **state)
     layer_predict(&cfg, &p, &pl, &pred);
     ModelParams params;
     params_count(&cfg, &params);
-    RunSetup setup = {.seq_len = 4096, .micro_batch = 1, .grad_accum = 1, .global_batch = 1,
-                      .n_gpus = 1, .recompute = RECOMPUTE_NONE, .act_bytes = 2};
+    RunSetup setup = {.seq_len = 4096,
+                      .micro_batch = 1,
+                      .grad_accum = 1,
+                      .global_batch = 1,
+                      .n_gpus = 1,
+                      .recompute = RECOMPUTE_NONE,
+                      .act_bytes = 2};
     TrainConfig train;
     memset(&train, 0, sizeof train);
     train.precision = PRECISION_BF16;

@@ -42,17 +42,17 @@ static void assert_within(double got, double want, double tolerance, const char 
 /* ---- the synthetic trace ---- */
 
 /* The known parameters. */
-#define GEMM_RATE_MAX 600e12   /* FLOP/s, bf16 asymptote */
-#define GEMM_HALF_FLOPS 3e10   /* n_1/2 */
+#define GEMM_RATE_MAX 600e12 /* FLOP/s, bf16 asymptote */
+#define GEMM_HALF_FLOPS 3e10 /* n_1/2 */
 #define H2D_LATENCY_S 2.5e-6
 #define H2D_BW 24e9
 #define AR_LATENCY_S 30e-6
 #define AR_ALGBW 120e9
 #define AR_GPUS 8
-#define LAUNCH_API_S 4.5e-6  /* cudaLaunchKernel's host duration */
+#define LAUNCH_API_S 4.5e-6      /* cudaLaunchKernel's host duration */
 #define LAUNCH_LATENCY_S 6.25e-6 /* launch call start -> kernel start on an idle GPU */
-#define HOST_GAP_S 3e-6      /* host time between a GPU op's end and the next launch */
-#define STEP_FIXED_S 800e-6  /* host work at each step's start, before the first launch */
+#define HOST_GAP_S 3e-6          /* host time between a GPU op's end and the next launch */
+#define STEP_FIXED_S 800e-6      /* host work at each step's start, before the first launch */
 #define N_STEPS 3
 #define PEAK_BF16 989e12 /* the "platform" peak the efficiency is relative to */
 
@@ -142,8 +142,10 @@ static void gemm(Gen *g, const int *s, bool is_split)
     /* aten::mm(self [m, k], mat2 [k, n]); its span holds the launches. */
     double op_start = g->t_us - 1.0;
     char dims[160];
-    snprintf(dims, sizeof dims, "\"Input Dims\":[[%d,%d],[%d,%d]],\"Input type\":"
-             "[\"c10::BFloat16\",\"c10::BFloat16\"]", s[0], s[2], s[2], s[1]);
+    snprintf(dims, sizeof dims,
+             "\"Input Dims\":[[%d,%d],[%d,%d]],\"Input type\":"
+             "[\"c10::BFloat16\",\"c10::BFloat16\"]",
+             s[0], s[2], s[2], s[1]);
     launch(g, "cudaLaunchKernel", "kernel", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n",
            is_split ? 0.9 * t : t, "");
     if (is_split) /* a split-K GEMM: its reduction kernel is part of the GEMM's time */
@@ -178,8 +180,7 @@ static void write_trace(Gen *g, uint64_t *n_ops_per_step, double *busy_per_step)
             double t = (H2D_LATENCY_S + bytes / H2D_BW) * (1 + 0.01 * noise(g));
             char args[64];
             snprintf(args, sizeof args, "\"bytes\":%.0f", bytes);
-            launch(g, "cudaMemcpyAsync", "gpu_memcpy", "Memcpy HtoD (Pinned -> Device)", t,
-                   args);
+            launch(g, "cudaMemcpyAsync", "gpu_memcpy", "Memcpy HtoD (Pinned -> Device)", t, args);
         }
         for (double bytes = 1 << 20; bytes <= (1 << 30); bytes *= 4) {
             double t = (AR_LATENCY_S + bytes / AR_ALGBW) * (1 + 0.01 * noise(g));
