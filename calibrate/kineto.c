@@ -383,10 +383,10 @@ static int collect(KinetoTrace *t, Collected *c, const cJSON *events, const char
             continue;
         const char *ph = str_of(ev, "ph"), *cat = str_of(ev, "cat"), *name = str_of(ev, "name");
         double ts;
-        if (num_of(ev, "ts", &ts) && ts < t0)
-            t0 = ts;
         if (ph == NULL || strcmp(ph, "X") != 0 || cat == NULL || name == NULL)
             continue;
+        if (num_of(ev, "ts", &ts) && ts < t0) /* metadata events may carry ts 0 */
+            t0 = ts;
         if (strcmp(cat, "kernel") == 0 || strcmp(cat, "gpu_memcpy") == 0 ||
             strcmp(cat, "gpu_memset") == 0) {
             if (read_gpu_event(t, c, ev, i, cat, name, file, err))
