@@ -134,11 +134,17 @@ double kineto_dtype_bytes(const char *dtype)
     return 0;
 }
 
+/* An integer-valued field, or `fallback` when it does not fit (no undefined conversion). */
+static int64_t to_i64(double v, int64_t fallback)
+{
+    return v >= -9.0e18 && v <= 9.0e18 ? (int64_t)v : fallback;
+}
+
 /* pid and tid are numbers in Kineto's output, but the format allows strings ("Spans"). */
 static int64_t event_id(const cJSON *v)
 {
     if (cJSON_IsNumber(v))
-        return (int64_t)v->valuedouble;
+        return to_i64(v->valuedouble, 0);
     uint64_t h = 1469598103934665603ull; /* FNV-1a */
     for (const char *p = cJSON_IsString(v) && v->valuestring ? v->valuestring : ""; *p; p++)
         h = (h ^ (unsigned char)*p) * 1099511628211ull;
@@ -194,8 +200,8 @@ static int extents(const cJSON *dims, int i, double e[3])
         return 0;
     for (int k = 0; k < n; k++) {
         const cJSON *x = cJSON_GetArrayItem(d, k);
-        if (!cJSON_IsNumber(x) || !(x->valuedouble >= 1))
-            return 0;
+        if (!cJSON_IsNumber(x) || !(x->valuedouble >= 1 && x->valuedouble <= 1e9))
+            return 0; /* not a matrix a GPU holds: the op is counted without a shape */
         e[k] = x->valuedouble;
     }
     return n;
@@ -338,17 +344,18 @@ static int read_gpu_event(KinetoTrace *t, Collected *c, const cJSON *ev, size_t 
     op->precision = -1;
     op->copy_route = -1;
     op->collective = -1;
-    op->correlation = num_of(args, "correlation", &corr) ? (int64_t)corr : -1;
+    op->correlation = num_of(args, "correlation", &corr) ? to_i64(corr, -1) : -1;
     double v;
-    op->device = num_of(args, "device", &v) ? (int)v : 0;
-    op->stream = num_of(args, "stream", &v) ? (int64_t)v : event_id(cJSON_GetObjectItem(ev, "tid"));
+    op->device = num_of(args, "device", &v) && v >= 0 && v < 1e6 ? (int)v : 0;
+    op->stream =
+        num_of(args, "stream", &v) ? to_i64(v, 0) : event_id(cJSON_GetObjectItem(ev, "tid"));
     if (strcmp(cat, "gpu_memcpy") == 0) {
         op->cls = KINETO_MEMCPY;
         op->copy_route = kineto_copy_route(name);
-        op->bytes = num_of(args, "bytes", &v) && v > 0 ? v : 0;
+        op->bytes = num_of(args, "bytes", &v) && v > 0 && v <= 1e15 ? v : 0;
     } else if (strcmp(cat, "gpu_memset") == 0) {
         op->cls = KINETO_MEMSET;
-        op->bytes = num_of(args, "bytes", &v) && v > 0 ? v : 0;
+        op->bytes = num_of(args, "bytes", &v) && v > 0 && v <= 1e15 ? v : 0;
     } else {
         op->cls = kineto_classify_kernel(name);
     }
@@ -359,7 +366,7 @@ static int read_gpu_event(KinetoTrace *t, Collected *c, const cJSON *ev, size_t 
         op->collective = coll ? kineto_collective(coll) : -1;
         if (coll && dtype && num_of(args, "In msg nelems", &in) &&
             num_of(args, "Out msg nelems", &out) && num_of(args, "Group size", &group) &&
-            group >= 1) {
+            group >= 1 && group <= 1e6 && in >= 0 && out >= 0 && in <= 1e15 && out <= 1e15) {
             /* nccl-tests' sizes (doc/PERFORMANCE.md): all-reduce and broadcast count the
              * buffer, all-gather the gathered output, reduce-scatter the scattered input. */
             double elems = op->collective == CALIB_ALL_GATHER ? out : in;
@@ -406,7 +413,7 @@ static int collect(KinetoTrace *t, Collected *c, const cJSON *events, const char
                 c->rt = xrealloc(c->rt, c->cap_rt * sizeof *c->rt);
             }
             Runtime *r = &c->rt[c->n_rt++];
-            r->correlation = (int64_t)corr;
+            r->correlation = to_i64(corr, -1);
             r->ts_us = ts;
             r->dur_us = dur;
             r->pid = event_id(cJSON_GetObjectItem(ev, "pid"));

@@ -562,6 +562,34 @@ static void test_bad_traces(void **state)
     unlink(cut);
 }
 
+/* Absurd numbers are ignored, not converted: no shape, no size, no undefined cast. */
+static void test_absurd_values_are_ignored(void **state)
+{
+    (void)state;
+    const char *text =
+        "{\"traceEvents\":["
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,"
+        "\"ts\":0,\"dur\":10,\"args\":{\"Input Dims\":[[1e30,2],[2,3]],"
+        "\"Input type\":[\"float\",\"float\"]}},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+        "\"tid\":1,\"ts\":1,\"dur\":2,\"args\":{\"correlation\":1e300}},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce\",\"pid\":0,"
+        "\"tid\":7,\"ts\":5,\"dur\":3,\"args\":{\"correlation\":1e300,\"device\":-5,"
+        "\"stream\":1e300,\"Collective name\":\"allreduce\",\"In msg nelems\":4,"
+        "\"Out msg nelems\":4,\"Group size\":1e30,\"dtype\":\"Float\"}}]}";
+    KinetoTrace t;
+    Err err = {0};
+    assert_int_equal(kineto_parse(&t, "t.json", text, strlen(text), &err), 0);
+    assert_int_equal(t.n_ops, 1);
+    assert_int_equal(t.ops[0].cls, KINETO_NCCL);
+    assert_int_equal(t.ops[0].n_gpus, 0);
+    assert_true(t.ops[0].bytes == 0);
+    assert_int_equal(t.ops[0].device, 0);
+    assert_false(t.ops[0].has_launch);
+    assert_int_equal(t.n_gemm_ops, 0);
+    kineto_fini(&t);
+}
+
 static void test_quantile(void **state)
 {
     (void)state;
@@ -584,6 +612,7 @@ int main(void)
         cmocka_unit_test(test_hta_a100_step),
         cmocka_unit_test(test_hta_nccl_sizes),
         cmocka_unit_test(test_bad_traces),
+        cmocka_unit_test(test_absurd_values_are_ignored),
         cmocka_unit_test(test_quantile),
     };
     return cmocka_run_group_tests(tests, setup_synthetic, teardown_synthetic);
