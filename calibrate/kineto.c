@@ -465,8 +465,10 @@ static int collect(KinetoTrace *t, Collected *c, const cJSON *events, const char
 
 static void link_ops(KinetoTrace *t, Collected *c)
 {
-    qsort(c->rt, c->n_rt, sizeof *c->rt, cmp_runtime);
-    qsort(c->gemm, c->n_gemm, sizeof *c->gemm, cmp_gemm);
+    if (c->n_rt > 0) /* qsort's array must not be NULL, even when empty */
+        qsort(c->rt, c->n_rt, sizeof *c->rt, cmp_runtime);
+    if (c->n_gemm > 0)
+        qsort(c->gemm, c->n_gemm, sizeof *c->gemm, cmp_gemm);
     for (size_t i = 0; i < t->n_ops; i++) {
         KinetoOp *op = &t->ops[i];
         op->ts_s = (c->op_ts_us[i] - t->t0_us) * 1e-6;
@@ -495,7 +497,8 @@ static void link_ops(KinetoTrace *t, Collected *c)
     }
     for (size_t i = 0; i < t->n_steps; i++)
         t->steps[i].ts_s = (t->steps[i].ts_s - t->t0_us) * 1e-6;
-    qsort(t->steps, t->n_steps, sizeof *t->steps, cmp_step);
+    if (t->n_steps > 0)
+        qsort(t->steps, t->n_steps, sizeof *t->steps, cmp_step);
 }
 
 int kineto_parse(KinetoTrace *t, const char *file, const char *text, size_t n_bytes, Err *err)
