@@ -271,8 +271,8 @@ int trace_fit_samples(const KinetoTrace *t, SampleSet *s, TraceSummary *sum, Err
         size_t j = i;
         uint32_t reps = 0;
         while (j < n && same_op(&pts[i], &pts[j])) {
-            /* Past SAMPLE_MAX_REPS occurrences the rest are dropped: the median no longer
-             * moves (which ones are kept is arbitrary: qsort is not stable). */
+            /* Past SAMPLE_MAX_REPS occurrences the rest are dropped: a thousand already pin
+             * the median down (which ones are kept is arbitrary: qsort is not stable). */
             if (reps < SAMPLE_MAX_REPS)
                 times[reps++] = pts[j].time_s;
             j++;
