@@ -4,8 +4,11 @@
  * Pipeline: options -> BenchPlan -> benchmarks (gpu_*.cu, cpu_adam.c, disk.c) -> SampleSet
  * -> raw samples CSV -> derive (fits) -> calibration JSON -> optional comparison with a
  * platform before and after calibration_apply. `--samples FILE` replaces the measuring with
- * a CSV written earlier, so fits and comparisons can be redone anywhere. Exit codes: 0 done,
- * 1 bad input file or a benchmark or fit that failed, 2 bad command line, 3 no GPU for the
+ * a CSV written earlier, so fits and comparisons can be redone anywhere; `--from-trace FILE`
+ * replaces it with the GPU activity of a PyTorch profiler trace (kineto.c, trace_fit.c),
+ * fitted group by group, with a summary of launch costs and steps; `--layer MODEL` times one
+ * transformer layer of MODEL (layer.c, gpu_layer.cu) beside zerosim's prediction. Exit codes: 0
+ * done, 1 bad input file or a benchmark or fit that failed, 2 bad command line, 3 no GPU for the
  * GPU parts (use --cpu-only).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -15,12 +18,16 @@
 #include "derive.h"
 #include "disk.h"
 #include "gpu.h"
+#include "gpu_layer.h"
+#include "layer.h"
 #include "plan.h"
 #include "samples.h"
+#include "trace_fit.h"
 
 #include "common/strlist.h"
 #include "common/suggest.h"
 #include "common/units.h"
+#include "inputs/model_config.h"
 #include "inputs/platform.h"
 
 #include <errno.h>
@@ -47,6 +54,13 @@ static const char *const help =
     "  --out FILE           calibration JSON to write (default calibration.json); the samples\n"
     "                       go to FILE with .json replaced by .csv\n"
     "  --samples FILE       fit a samples CSV written earlier instead of measuring\n"
+    "  --from-trace FILE    fit the GPU activity of a PyTorch profiler (Kineto) trace, JSON\n"
+    "                       or gzip JSON, instead of measuring; also prints GPU time by\n"
+    "                       kernel class, kernel-launch cost and latency, and each step's\n"
+    "                       GPU busy and idle time. GEMM fits need --platform for the peak\n"
+    "  --layer MODEL        time one transformer layer of MODEL (a config path or a shipped\n"
+    "                       name) forward and backward at --micro-batch x --seq tokens in\n"
+    "                       bf16, kernel by kernel, beside zerosim's prediction on --platform\n"
     "  --compare PLATFORM   print each measured point beside zerosim's prediction on PLATFORM\n"
     "                       (a path or a shipped name), before and after calibration\n"
     "  --platform PLATFORM  take GPU peak FLOP/s from PLATFORM (default: an estimate from the\n"
@@ -72,7 +86,7 @@ typedef struct Options {
     bool is_quick, is_cpu_only;
     bool parts[N_PARTS];
     bool has_parts;
-    const char *out, *samples, *compare, *platform;
+    const char *out, *samples, *trace, *layer, *compare, *platform;
     const char *hidden, *ffn, *micro_batch, *seq, *adam_params, *threads, *disk_dir, *disk_bytes,
         *reps;
 } Options;
@@ -113,11 +127,12 @@ static int parse_args(int argc, char **argv, Options *o)
     static const char *const valued[] = {
         "--parts",   "--out",      "--samples",     "--compare", "--platform",
         "--hidden",  "--ffn",      "--micro-batch", "--seq",     "--adam-params",
-        "--threads", "--disk-dir", "--disk-bytes",  "--reps",    NULL};
+        "--threads", "--disk-dir", "--disk-bytes",  "--reps",    "--from-trace",
+        "--layer",   NULL};
     const char **slots[] = {NULL,           &o->out,         &o->samples, &o->compare,
                             &o->platform,   &o->hidden,      &o->ffn,     &o->micro_batch,
                             &o->seq,        &o->adam_params, &o->threads, &o->disk_dir,
-                            &o->disk_bytes, &o->reps};
+                            &o->disk_bytes, &o->reps,        &o->trace,   &o->layer};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -276,27 +291,71 @@ static const char *data_dir(void)
     return d != NULL && d[0] != '\0' ? d : ZEROSIM_DATA_DIR;
 }
 
+/* The GEMM peaks of --platform into m, when given. Returns an exit code. */
+static int platform_peaks(const Options *o, Calibration *m)
+{
+    Err err = {0};
+    if (o->platform == NULL)
+        return EXIT_OK;
+    Platform p;
+    if (platform_load(&p, o->platform, data_dir(), &err)) {
+        fprintf(stderr, "zerosim-calibrate: %s\n", err.msg);
+        return EXIT_BAD_INPUT;
+    }
+    static const Precision map[CALIB_N_PRECISIONS] = {PRECISION_BF16, PRECISION_FP16,
+                                                      PRECISION_FP32};
+    for (int i = 0; i < CALIB_N_PRECISIONS; i++)
+        m->gemm[i].peak_flops_per_s = platform_peak_flops_per_s(&p, map[i]);
+    if (p.gpu.bf16_flops_per_s <= 0)
+        m->gemm[CALIB_BF16].peak_flops_per_s = 0; /* no bf16: estimate or skip */
+    snprintf(m->gemm_peak_source, sizeof m->gemm_peak_source, "platform %.40s (%.60s)", p.name,
+             p.gpu.model);
+    return EXIT_OK;
+}
+
+/* Reads the trace into s and prints its summary. Returns an exit code. */
+static int from_trace(const Options *o, SampleSet *s)
+{
+    Err err = {0};
+    Calibration meta;
+    memset(&meta, 0, sizeof meta);
+    host_facts(&meta, false, false);
+    meta.host[0] = '\0'; /* the trace's host is not this one */
+    meta.system.cpu_model[0] = '\0';
+    meta.system.cpu_threads = 0;
+    if (platform_peaks(o, &meta) != EXIT_OK) {
+        samples_init(s);
+        return EXIT_BAD_INPUT;
+    }
+    KinetoTrace t;
+    if (kineto_load(&t, o->trace, &err)) {
+        fprintf(stderr, "zerosim-calibrate: %s\n", err.msg);
+        kineto_fini(&t);
+        samples_init(s);
+        return EXIT_BAD_INPUT;
+    }
+    TraceSummary sum;
+    s->meta = meta;
+    int rc = trace_fit_samples(&t, s, &sum, &err);
+    printf("trace %s: %zu GPU activities on %s, %zu steps\n", o->trace, t.n_ops,
+           t.device_name[0] ? t.device_name : "an unnamed device", t.n_steps);
+    trace_fit_print(&sum, stdout);
+    kineto_fini(&t);
+    if (rc) {
+        fprintf(stderr, "zerosim-calibrate: %s: %s\n", o->trace, err.msg);
+        return EXIT_BAD_INPUT;
+    }
+    return EXIT_OK;
+}
+
 /* Runs the benchmarks the options ask for into s. Returns an exit code. */
 static int measure(const Options *o, const BenchPlan *plan, SampleSet *s)
 {
     Err err = {0};
     bool needs_gpu = o->parts[PART_GEMM] || o->parts[PART_COPIES] || o->parts[PART_COLLECTIVES];
     host_facts(&s->meta, plan->is_quick, o->is_cpu_only);
-    if (o->platform != NULL) {
-        Platform p;
-        if (platform_load(&p, o->platform, data_dir(), &err)) {
-            fprintf(stderr, "zerosim-calibrate: %s\n", err.msg);
-            return EXIT_BAD_INPUT;
-        }
-        static const Precision map[CALIB_N_PRECISIONS] = {PRECISION_BF16, PRECISION_FP16,
-                                                          PRECISION_FP32};
-        for (int i = 0; i < CALIB_N_PRECISIONS; i++)
-            s->meta.gemm[i].peak_flops_per_s = platform_peak_flops_per_s(&p, map[i]);
-        if (p.gpu.bf16_flops_per_s <= 0)
-            s->meta.gemm[CALIB_BF16].peak_flops_per_s = 0; /* no bf16: estimate or skip */
-        snprintf(s->meta.gemm_peak_source, sizeof s->meta.gemm_peak_source,
-                 "platform %.40s (%.60s)", p.name, p.gpu.model);
-    }
+    if (platform_peaks(o, &s->meta) != EXIT_OK)
+        return EXIT_BAD_INPUT;
     if (needs_gpu) {
         int n_gpus = gpu_info_probe(s, &err);
         if (n_gpus < 0) {
@@ -378,6 +437,55 @@ static int compare(const Options *o, const SampleSet *s, const Calibration *c)
     return EXIT_OK;
 }
 
+/* --layer: one layer of the model, predicted, then timed when a GPU is there. */
+static int run_layer(const Options *o, const BenchPlan *plan)
+{
+    Err err = {0};
+    if (o->platform == NULL)
+        return usage_error("--layer: expected --platform PLATFORM for zerosim's prediction, got "
+                           "none");
+    ModelConfig cfg;
+    Platform p;
+    LayerPlan lp;
+    LayerPrediction pred;
+    int rc = EXIT_OK;
+    memset(&cfg, 0, sizeof cfg);
+    if (model_config_load(&cfg, o->layer, data_dir(), &err) ||
+        platform_load(&p, o->platform, data_dir(), &err) ||
+        layer_plan(&cfg, plan->micro_batch, plan->seq, &lp, &err)) {
+        fprintf(stderr, "zerosim-calibrate: %s\n", err.msg);
+        model_config_fini(&cfg);
+        return EXIT_BAD_INPUT;
+    }
+    layer_predict(&cfg, &lp, &p, &pred);
+    model_config_fini(&cfg);
+    printf("settings: --layer %s, %llu x %llu tokens, %u repetitions of ~1 ms after 2 warm-up "
+           "calls\n",
+           o->layer, (unsigned long long)plan->micro_batch, (unsigned long long)plan->seq,
+           plan->reps);
+    fflush(stdout);
+    SampleSet probe;
+    samples_init(&probe);
+    int n_gpus = gpu_info_probe(&probe, &err);
+    samples_fini(&probe);
+    if (n_gpus < 1) {
+        layer_print(&lp, &pred, NULL, 0, 0, o->platform, stdout);
+        fprintf(stderr,
+                "zerosim-calibrate: --layer needs a CUDA GPU to time the layer (%s); "
+                "only zerosim's prediction is printed\n",
+                err.msg);
+        return EXIT_NO_GPU;
+    }
+    double kernel_s[LAYER_MAX_KERNELS], fwd_s = 0, bwd_s = 0;
+    if (gpu_layer_run(&lp, plan->reps, kernel_s, &fwd_s, &bwd_s, &err)) {
+        fprintf(stderr, "zerosim-calibrate: %s\n", err.msg);
+        rc = EXIT_BAD_INPUT;
+    } else {
+        layer_print(&lp, &pred, kernel_s, fwd_s, bwd_s, o->platform, stdout);
+    }
+    return rc;
+}
+
 static int configure(const Options *o, BenchPlan *plan)
 {
     uint64_t v = 0;
@@ -412,8 +520,8 @@ static int configure(const Options *o, BenchPlan *plan)
                            "fit one GPU (hidden <= 2^20, ffn <= 2^22, tokens <= 2^22)");
     if (o->disk_dir != NULL)
         plan->disk_dir = o->disk_dir;
-    if (o->samples != NULL)
-        return EXIT_OK; /* nothing is measured */
+    if (o->samples != NULL || o->trace != NULL || o->layer != NULL)
+        return EXIT_OK; /* no benchmark settings to print */
     printf("settings: %s run, %u repetitions after %u warm-up calls, ~%.0f ms each; layer "
            "hidden %llu ffn %llu tokens %llu x %llu; cpu_adam %llu params up to %u threads; "
            "disk %llu bytes in %s\n",
@@ -435,14 +543,23 @@ int main(int argc, char **argv)
         return rc < 0 ? EXIT_OK : rc;
     if (o.is_cpu_only && o.has_parts)
         return usage_error("--cpu-only and --parts: expected one of them, got both");
+    if (o.trace != NULL && (o.samples != NULL || o.is_quick || o.is_cpu_only || o.has_parts))
+        return usage_error("--from-trace: expected no --samples, --quick, --cpu-only or --parts "
+                           "with it, got one");
     if (!o.has_parts)
         for (int i = 0; i < N_PARTS; i++)
             o.parts[i] = !o.is_cpu_only || i == PART_CPU_ADAM || i == PART_DISK;
+    if (o.layer != NULL &&
+        (o.samples != NULL || o.trace != NULL || o.is_cpu_only || o.has_parts || o.compare != NULL))
+        return usage_error("--layer: expected no --samples, --from-trace, --cpu-only, --parts or "
+                           "--compare with it, got one");
     if (o.out == NULL)
         o.out = "calibration.json";
     BenchPlan plan;
     if ((rc = configure(&o, &plan)) != EXIT_OK)
         return rc;
+    if (o.layer != NULL)
+        return run_layer(&o, &plan);
 
     SampleSet s;
     Err err = {0};
@@ -455,6 +572,17 @@ int main(int argc, char **argv)
             return EXIT_BAD_INPUT;
         }
         snprintf(s.meta.samples_csv, sizeof s.meta.samples_csv, "%s", o.samples);
+    } else if (o.trace != NULL) {
+        rc = from_trace(&o, &s);
+        snprintf(s.meta.samples_csv, sizeof s.meta.samples_csv, "%.255s", base_name(csv_path));
+        if (rc == EXIT_OK && samples_save_csv(&s, csv_path, &err) == 0)
+            fprintf(stderr, "zerosim-calibrate: samples written to %s\n", csv_path);
+        if (rc != EXIT_OK || err.is_set) {
+            if (err.is_set)
+                fprintf(stderr, "zerosim-calibrate: %s\n", err.msg);
+            samples_fini(&s);
+            return rc != EXIT_OK ? rc : EXIT_BAD_INPUT;
+        }
     } else {
         samples_init(&s);
         rc = measure(&o, &plan, &s);
@@ -471,14 +599,16 @@ int main(int argc, char **argv)
     Calibration c;
     StrList notes;
     strlist_init(&notes);
-    rc = derive_calibration(&s, &c, &notes, &err) || calib_json_save(&c, o.out, &err)
+    rc = (o.trace != NULL ? trace_fit_derive(&s, &c, &notes, &err)
+                          : derive_calibration(&s, &c, &notes, &err)) ||
+                 calib_json_save(&c, o.out, &err)
              ? EXIT_BAD_INPUT
              : EXIT_OK;
+    for (size_t i = 0; i < notes.n_items; i++)
+        fprintf(stderr, "zerosim-calibrate: note: %s\n", notes.items[i]);
     if (rc != EXIT_OK) {
         fprintf(stderr, "zerosim-calibrate: %s\n", err.msg);
     } else {
-        for (size_t i = 0; i < notes.n_items; i++)
-            fprintf(stderr, "zerosim-calibrate: note: %s\n", notes.items[i]);
         print_fits(&c);
         printf("calibration written to %s\n", o.out);
         if (o.compare != NULL)
