@@ -222,6 +222,8 @@ int cli_require(const char *command, const CliOption *options, int first, int la
     return 0;
 }
 
+enum { CLI_MAX_SEQ_LEN = 1 << 24 };
+
 int cli_setup_options(const char *command, const char *seq_len, const char *recompute,
                       const char *flash, EstimateOptions *out)
 {
@@ -229,6 +231,12 @@ int cli_setup_options(const char *command, const char *seq_len, const char *reco
         .recompute = RECOMPUTE_NONE, .checkpoint_every = 1, .is_flash_attention = true};
     if (cli_count(command, "--seq-len", seq_len, &out->seq_len))
         return EXIT_BAD_USAGE;
+    /* 2^24 tokens: past the longest context any released model trains at (10M), and where
+     * the score matrix of one head alone would be 2^49 elements */
+    if (out->seq_len > CLI_MAX_SEQ_LEN)
+        return cli_usage_error(command, "--seq-len: expected at most %llu tokens, got %llu",
+                               (unsigned long long)CLI_MAX_SEQ_LEN,
+                               (unsigned long long)out->seq_len);
     if (recompute && setup_recompute_parse(recompute, &out->recompute, &out->checkpoint_every))
         return cli_usage_error(command,
                                "--activation-checkpointing: expected none, selective, "
