@@ -58,8 +58,12 @@ static const char *const help =
     "                   PCIe, NVLink, CPU Adam and NVMe rates; docs/CALIBRATION.md)\n"
     "  --algo auto|ring|tree|hier\n"
     "                   collective algorithm (docs/COLLECTIVES.md); auto, the default,\n"
-    "                   picks NCCL's tree for all-reduces across nodes below 256 MiB and\n"
-    "                   its rail-aligned rings otherwise\n"
+    "                   is NCCL's choice per collective and size; ring and tree force\n"
+    "                   NCCL_ALGO; hier is zerosim's two-level scheme\n"
+    "  --comm-model nccl|ideal\n"
+    "                   nccl (default): NCCL's tuning model (algorithms x protocols,\n"
+    "                   base and per-hop latency, per-channel bandwidth caps); ideal: the\n"
+    "                   seed chapter's fluid ring (steps x route latency + volume / rate)\n"
     "  --mode auto|full|symmetric\n"
     "                   full simulates every rank; symmetric simulates two nodes whose\n"
     "                   collectives carry the volumes and steps of all of them (exact for\n"
@@ -93,6 +97,7 @@ enum {
     OPT_DPU,
     OPT_MODE,
     OPT_CALIBRATION,
+    OPT_COMM_MODEL,
     N_OPTS
 };
 
@@ -159,6 +164,7 @@ int cmd_run(int argc, char **argv)
         [OPT_DPU] = {"--delayed-param-update", false, NULL},
         [OPT_MODE] = {"--mode", true, NULL},
         [OPT_CALIBRATION] = {"--calibration", true, NULL},
+        [OPT_COMM_MODEL] = {"--comm-model", true, NULL},
     };
     const char *cmd = "run";
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
@@ -211,6 +217,12 @@ int cmd_run(int argc, char **argv)
         eng.algo = COLL_ALGO_TREE;
     else if (algo && strcmp(algo, "auto") != 0)
         return cli_usage_error(cmd, "--algo: expected auto, ring, tree or hier, got \"%s\"", algo);
+    const char *comm_model = o[OPT_COMM_MODEL].value;
+    if (comm_model && strcmp(comm_model, "ideal") == 0)
+        eng.comm_model = COMM_MODEL_IDEAL;
+    else if (comm_model && strcmp(comm_model, "nccl") != 0)
+        return cli_usage_error(cmd, "--comm-model: expected nccl or ideal, got \"%s\"",
+                               comm_model);
 
     Err err = {0};
     ModelConfig model = {0};
@@ -281,6 +293,7 @@ int cmd_run(int argc, char **argv)
                         .n_steps = (uint32_t)steps,
                         .schedule = zero_schedule_variant_name(sched.variant),
                         .algo = collective_algo_name(eng.algo),
+                        .comm_model = collective_comm_model_name(eng.comm_model),
                         .mode = is_symmetric ? "symmetric" : "full",
                         .simulated_gpus = graph_n_ranks(graph),
                         .build_wall_s = build_s};

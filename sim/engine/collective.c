@@ -189,6 +189,11 @@ const char *collective_algo_name(CollAlgo algo)
     return names[algo];
 }
 
+const char *collective_comm_model_name(CommModel model)
+{
+    return model == COMM_MODEL_NCCL ? "nccl" : "ideal";
+}
+
 double collective_busbw_factor(CollectiveKind kind, uint32_t n)
 {
     double share = n > 0 ? (double)(n - 1) / (double)n : 0.0;

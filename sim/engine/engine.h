@@ -17,6 +17,7 @@
 #include "../common/err.h"
 #include "../common/precision.h"
 #include "../inputs/platform.h"
+#include "../model/nccl_model.h"
 #include "../schedule/graph.h"
 #include "collective.h"
 #include "memory.h"
@@ -26,11 +27,22 @@
 #include <stdint.h>
 
 typedef struct EngineOptions {
-    CollAlgo algo;      /* auto: hier for whole-node groups across nodes, else ring */
+    CollAlgo algo;         /* auto: NCCL's choice (the ideal model: tree below 256 MiB for
+                              whole-node all-reduces, else ring); ring, tree: NCCL_ALGO */
+    CommModel comm_model;  /* nccl (0, the default) or ideal */
     bool is_stepwise;   /* every ring step as its own flow (validation of fluid mode) */
     const bool *traced; /* n_ranks flags: record memory timelines; may be NULL */
     bool show_progress; /* on stderr, once the run has taken more than a second */
 } EngineOptions;
+
+/* How one collective ran (the same for all its members). */
+typedef struct EngineCollInfo {
+    const char *algo;  /* "ring", "tree", "pat", "hier" (static strings) */
+    const char *proto; /* "LL", "LL128", "Simple"; "fluid" under the ideal model */
+    uint32_t n_ranks;  /* the communicator's ranks (symmetric mode: the logical group) */
+    uint32_t n_nodes;
+    double latency_s; /* the latency term charged to every member */
+} EngineCollInfo;
 
 typedef struct EngineResult {
     double makespan_s; /* from the first op to the last */
@@ -41,6 +53,7 @@ typedef struct EngineResult {
     uint32_t n_ranks;
     double (*link_bytes)[LINK_N_CLASSES]; /* per rank: bytes it sent over each link class */
     double (*coll_bytes)[COLL_N_KINDS];   /* per rank: bytes it sent in each collective kind */
+    EngineCollInfo *coll_info;            /* per collective of the graph */
     uint64_t n_activities;                /* SimGrid executions, flows and I/Os started */
     double wall_s;                        /* host time spent in SimGrid */
 } EngineResult;
