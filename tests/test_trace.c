@@ -90,7 +90,7 @@ static void fake_result(const Graph *g, uint32_t gpus_per_node, const bool *mem_
     r->coll_info = calloc(graph_n_collectives(g) + 1, sizeof *r->coll_info);
     assert_non_null(r->coll_info);
     for (uint32_t c = 0; c < graph_n_collectives(g); c++)
-        r->coll_info[c] = (EngineCollInfo){"ring", "LL", 2, 2, 15e-6};
+        r->coll_info[c] = (EngineCollInfo){"ring", "LL", 2, 2, 1, 15e-6};
     const Op *ops = graph_ops(g);
     for (OpId id = 0; id < n; id++) {
         const Op *op = &ops[id];
@@ -308,6 +308,7 @@ static void test_trace_write_traced_rank_only(void **state)
     assert_string_equal(str_field(ag, "protocol"), "LL");
     assert_true(num_field(ag, "ranks") == 2);
     assert_true(num_field(ag, "nodes") == 2);
+    assert_true(num_field(ag, "calls") == 1);
     assert_true(num_field(ag, "latency_us") == 15.0);
     assert_true(num_field(ag, "instance") == 0);
 

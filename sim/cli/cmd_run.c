@@ -60,6 +60,7 @@ static const char *const help =
     "                   collective algorithm (docs/COLLECTIVES.md); auto, the default,\n"
     "                   is NCCL's choice per collective and size; ring and tree force\n"
     "                   NCCL_ALGO; hier is zerosim's two-level scheme\n"
+CLI_HELP_RUN_OPTIONS
     "  --comm-model nccl|ideal\n"
     "                   nccl (default): NCCL's tuning model (algorithms x protocols,\n"
     "                   base and per-hop latency, per-channel bandwidth caps); ideal: the\n"
@@ -98,6 +99,7 @@ enum {
     OPT_MODE,
     OPT_CALIBRATION,
     OPT_COMM_MODEL,
+    OPT_DS_VERSION,
     N_OPTS
 };
 
@@ -165,6 +167,7 @@ int cmd_run(int argc, char **argv)
         [OPT_MODE] = {"--mode", true, NULL},
         [OPT_CALIBRATION] = {"--calibration", true, NULL},
         [OPT_COMM_MODEL] = {"--comm-model", true, NULL},
+        [OPT_DS_VERSION] = {"--deepspeed-version", true, NULL},
     };
     const char *cmd = "run";
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
@@ -198,6 +201,8 @@ int cmd_run(int argc, char **argv)
     if (prefetch && strcmp(prefetch, "on") != 0 && strcmp(prefetch, "off") != 0)
         return cli_usage_error(cmd, "--fsdp-backward-prefetch: expected on or off, got \"%s\"",
                                prefetch);
+    if (cli_deepspeed_version(cmd, o[OPT_DS_VERSION].value, &sched.zero3_generation))
+        return EXIT_BAD_USAGE;
     const char *schedule = o[OPT_SCHEDULE].value;
     if (schedule && strcmp(schedule, "textbook") == 0)
         sched.variant = SCHEDULE_TEXTBOOK;
@@ -264,6 +269,11 @@ int cmd_run(int argc, char **argv)
                                         platform.gpus_per_node, &train, &sched, &err))
         goto done;
     cli_setup_defaults(seq, recompute, flash, model.max_seq, &setup_defaults);
+    if (o[OPT_DS_VERSION].value == NULL && train.zero.stage == 3 && fsdp == FSDP_NONE &&
+        sched.variant == SCHEDULE_DEEPSPEED)
+        strlist_addf(&setup_defaults,
+                     "--deepspeed-version " CLI_DEEPSPEED_DEFAULT_VERSION
+                     ": ZeRO-3 gathers one submodule per all-gather");
 
     Estimate est;
     if (estimate_build(&model, &train, &platform, &est_opts, &est, &err))

@@ -256,6 +256,7 @@ static void resolve_collective(Run *run, uint32_t c, uint32_t n, uint32_t n_node
     const uint32_t logical_nodes = n_nodes * (n_ranks / (n ? n : 1));
     EngineCollInfo *info = &run->out->coll_info[c];
     info->n_ranks = n_ranks;
+    info->n_calls = coll->n_calls > 1 ? coll->n_calls : 1;
     info->n_nodes = logical_nodes;
     /* Stepwise mode checks the fluid flows step by step: it keeps the ideal latencies. */
     if (run->opts.comm_model == COMM_MODEL_IDEAL || run->opts.is_stepwise || n_ranks < 2) {
@@ -272,7 +273,10 @@ static void resolve_collective(Run *run, uint32_t c, uint32_t n, uint32_t n_node
     bool force = run->opts.algo == COLL_ALGO_RING || run->opts.algo == COLL_ALGO_TREE ||
                  run->opts.algo == COLL_ALGO_HIER;
     NcclAlgo forced = run->opts.algo == COLL_ALGO_TREE ? NCCL_ALGO_TREE : NCCL_ALGO_RING;
-    NcclChoice ch = nccl_model_choose(&comm, func, coll->bytes, force, forced);
+    /* A collective standing for several back-to-back calls (per-submodule fetches): NCCL
+     * tunes each call of bytes / n_calls, and every call pays its latency. */
+    const double n_calls = coll->n_calls > 1 ? (double)coll->n_calls : 1.0;
+    NcclChoice ch = nccl_model_choose(&comm, func, coll->bytes / n_calls, force, forced);
     /* The flows' shape: NCCL's tree as collective.h's tree (whole nodes, all-reduce), its
      * rings and PAT as the (channelised) ring; hier is zerosim's own, timed as NCCL's ring. */
     CollAlgo shape = run->opts.algo == COLL_ALGO_HIER ? COLL_ALGO_HIER
@@ -281,7 +285,7 @@ static void resolve_collective(Run *run, uint32_t c, uint32_t n, uint32_t n_node
     run->algo[c] = (uint8_t)collective_resolve(shape, run->is_aligned[c], kind, coll->bytes);
     info->algo = run->opts.algo == COLL_ALGO_HIER ? "hier" : nccl_model_algo_name(ch.algo);
     info->proto = nccl_model_proto_name(ch.proto);
-    info->latency_s = ch.latency_s;
+    info->latency_s = n_calls * ch.latency_s;
     /* Ring/Simple moves at the links' rate: SimGrid's flows are its bandwidth. Other pairs run
      * below it (LL's flag words, LL128's, the tree's and PAT's limits): their bandwidth part
      * takes at least bytes / NCCL's bandwidth. */

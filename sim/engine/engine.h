@@ -41,7 +41,8 @@ typedef struct EngineCollInfo {
     const char *proto; /* "LL", "LL128", "Simple"; "fluid" under the ideal model */
     uint32_t n_ranks;  /* the communicator's ranks (symmetric mode: the logical group) */
     uint32_t n_nodes;
-    double latency_s; /* the latency term charged to every member */
+    uint32_t n_calls;  /* NCCL calls it stands for (graph.h's n_calls), 1 at least */
+    double latency_s;  /* the latency term charged to every member, all calls together */
 } EngineCollInfo;
 
 typedef struct EngineResult {

@@ -149,6 +149,7 @@ static void write_op(JsonWriter *w, const Graph *g, const EngineResult *r, OpId 
         json_kv_string(w, "protocol", info->proto ? info->proto : "");
         json_kv_u64(w, "ranks", info->n_ranks);
         json_kv_u64(w, "nodes", info->n_nodes);
+        json_kv_u64(w, "calls", info->n_calls);
         json_kv_double(w, "latency_us", info->latency_s * 1e6);
         break;
     }

@@ -46,6 +46,11 @@ typedef struct Builder {
     double *unit_gathered;    /* per unit: 16-bit bytes ZeRO-3 gathers (persistent excluded) */
     double prefetch_fraction; /* of a unit, the share DeepSpeed's module-by-module prefetch
                                  brings in while the module before computes */
+    uint32_t calls_early;     /* NCCL calls of a layer's prefetched part: one per submodule
+                                 (current DeepSpeed), per parameter (before 0.6), per unit
+                                 (FSDP) */
+    uint32_t calls_late;      /* ... and of the part fetched on demand */
+    bool is_tracing;          /* DeepSpeed's first step records the module order: no prefetch */
     OpId *ops;                /* one op per rank from the last collective_set() */
     OpId *scratch;            /* graph_collective's output, in group order */
     OpId *last_compute;       /* per rank: last op on the compute stream, or GRAPH_NO_OP */
