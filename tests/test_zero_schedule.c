@@ -612,6 +612,27 @@ static void test_zero_schedule_zero3_first_step_and_old_releases(void **state)
     graph_destroy(g);
 }
 
+/* DeepSpeed reduces a bucket as soon as the next parameter's gradient would overflow it, so
+ * with reduce_bucket_size 1.5e6 each 1M and 4M weight of the tiny Llama ends a bucket: the
+ * middle layers' op stands for 7 calls (up, gate, post-norm, v, k, q end one each, the rest
+ * one more), the last layer's 9 (the 32.8M output projection and the final norm first), the
+ * first layer's 8 (its embedding after q). */
+static void test_zero_schedule_grad_buckets_count_deepspeed_calls(void **state)
+{
+    (void)state;
+    const char *small_buckets =
+        "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+        " \"zero_optimization\": {\"stage\": 3, \"reduce_bucket_size\": 1500000}}";
+    Graph *g = build_only(small_buckets, 1, ZERO3_GEN_PER_SUBMODULE);
+    uint32_t calls[4];
+    assert_int_equal(calls_of(g, "grad bucket", calls), 4);
+    assert_int_equal(calls[0], 9);
+    assert_int_equal(calls[1], 7);
+    assert_int_equal(calls[2], 7);
+    assert_int_equal(calls[3], 8);
+    graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -627,6 +648,7 @@ int main(void)
         cmocka_unit_test(test_zero_schedule_symmetric_mode_agrees_with_full),
         cmocka_unit_test(test_zero_schedule_zero3_gathers_per_submodule),
         cmocka_unit_test(test_zero_schedule_zero3_first_step_and_old_releases),
+        cmocka_unit_test(test_zero_schedule_grad_buckets_count_deepspeed_calls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

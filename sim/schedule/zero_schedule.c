@@ -54,11 +54,11 @@ static void collective_set(Builder *b, const GroupSet *set, CollectiveKind kind,
     }
 }
 
-/* A collective over a group set on `stream`, each rank's op after `after[r]` (may be NULL),
- * with a buffer of `buffer_bytes` (0: none) allocated on the stream around it. Leaves the
- * ops in b->ops. */
+/* A collective over a group set on `stream` standing for n_calls NCCL calls, each rank's op
+ * after `after[r]` (may be NULL), with a buffer of `buffer_bytes` (0: none) allocated on the
+ * stream around it. Leaves the ops in b->ops. */
 static void collective_all(Builder *b, const GroupSet *set, CollectiveKind kind, StreamKind stream,
-                           double bytes, const OpId *after, MemCategory category,
+                           double bytes, uint32_t n_calls, const OpId *after, MemCategory category,
                            double buffer_bytes, uint32_t label)
 {
     uint32_t *buffers = NULL;
@@ -70,7 +70,7 @@ static void collective_all(Builder *b, const GroupSet *set, CollectiveKind kind,
                 builder_depend(b, after[r], a);
         }
     }
-    collective_set(b, set, kind, stream, bytes, 1, label);
+    collective_set(b, set, kind, stream, bytes, n_calls, label);
     for (uint32_t r = 0; r < b->n_ranks; r++) {
         if (after && !buffers)
             builder_depend(b, after[r], b->ops[r]);
@@ -119,11 +119,16 @@ static void flush_bucket(Builder *b, bool is_overlapped)
      * elements, or the largest module when that is bigger. */
     double largest = (double)b->params.largest_module, limit = (double)b->z->reduce_bucket_size;
     double buffer = (limit > largest ? limit : largest) * b->mem.grad_bytes;
-    collective_all(b, set, bucket_kind(b), STREAM_REDUCE, bytes, b->last_compute, MEM_BUFFERS,
-                   bytes < buffer ? bytes : buffer, graph_label(b->g, "grad bucket"));
+    /* the NCCL calls DeepSpeed made for these gradients (param_bucket), the last partial one
+     * included */
+    uint32_t n_calls = b->bucket_calls + (b->bucket_fill > 0 ? 1u : 0u);
+    b->bucket_calls = 0;
+    b->bucket_fill = 0;
+    collective_all(b, set, bucket_kind(b), STREAM_REDUCE, bytes, n_calls, b->last_compute,
+                   MEM_BUFFERS, bytes < buffer ? bytes : buffer, graph_label(b->g, "grad bucket"));
     if (b->z->stage == 3 && b->replicas.n_groups > 0) /* the shard, across the replicas */
-        collective_all(b, &b->replicas, COLL_ALL_REDUCE, STREAM_REDUCE, bytes / b->n_shard, NULL,
-                       MEM_BUFFERS, 0, graph_label(b->g, "grad replicas"));
+        collective_all(b, &b->replicas, COLL_ALL_REDUCE, STREAM_REDUCE, bytes / b->n_shard, 1,
+                       NULL, MEM_BUFFERS, 0, graph_label(b->g, "grad replicas"));
     if (offload_has_optimizer(b))
         offload_gradients(b, elems, b->ops);
     for (uint32_t r = 0; r < b->n_ranks; r++) {
@@ -134,16 +139,48 @@ static void flush_bucket(Builder *b, bool is_overlapped)
     }
 }
 
-/* Backward produced the gradients of one unit: bucket them as DeepSpeed does, flushing when
- * the next gradients would overflow reduce_bucket_size. */
-static void add_gradients(Builder *b, double elems, bool is_overlapped)
+/* One parameter's gradient enters DeepSpeed's bucket (stage_1_and_2.py and stage3.py
+ * reduce_independent_p_g_buckets_and_remove_grads / __add_grad_to_ipg_bucket): the bucket is
+ * reduced first when this gradient would overflow reduce_bucket_size, so a parameter larger
+ * than the bucket makes a call of its own. Counts the calls within the current op. */
+static void param_bucket(Builder *b, double elems)
 {
+    if (elems <= 0)
+        return;
+    if (b->bucket_fill > 0 && b->bucket_fill + elems > (double)b->z->reduce_bucket_size) {
+        b->bucket_calls++;
+        b->bucket_fill = 0;
+    }
+    b->bucket_fill += elems;
+}
+
+/* Backward produced the gradients of unit u: bucket them as DeepSpeed does, flushing when the
+ * next gradients would overflow reduce_bucket_size; the op of a flush stands for the
+ * parameter-level calls DeepSpeed made (one per bucket, a large parameter alone in its own). */
+static void add_gradients(Builder *b, uint32_t u, bool is_overlapped)
+{
+    const double elems = b->unit_params[u];
     double limit = (double)b->z->reduce_bucket_size;
     if (b->is_textbook)
         limit = 1e300; /* one bucket: the whole gradient after backward */
     if (b->bucket_elems > 0 && b->bucket_elems + elems > limit)
         flush_bucket(b, is_overlapped);
     b->bucket_elems += elems;
+    if (b->is_textbook || b->opts->fsdp != FSDP_NONE)
+        return; /* one call per bucket; FSDP reduce-scatters each unit's flat gradient once */
+    /* backward meets the layer's parameters last module first */
+    const ModelParams *p = &b->params;
+    const uint32_t L = (uint32_t)b->model->n_layers;
+    if (u == L - 1) {
+        param_bucket(b, (double)(p->lm_head > 0 ? p->lm_head : 0));
+        param_bucket(b, (double)p->final_norm);
+    }
+    for (size_t i = p->n_layer_modules; i-- > 0;) {
+        param_bucket(b, (double)p->layer[i].bias);
+        param_bucket(b, (double)p->layer[i].weight);
+    }
+    if (u == 0)
+        param_bucket(b, (double)(p->embedding + p->position));
 }
 
 /* ---- ZeRO-3 parameter gathering ---- */
@@ -336,7 +373,7 @@ static void micro_batch(Builder *b, bool is_boundary)
             }
             free(work);
             if (reduces_now && buckets_during_backward)
-                add_gradients(b, b->unit_params[u], is_overlapped);
+                add_gradients(b, u, is_overlapped);
             else if (reduces_now)
                 b->bucket_elems += b->unit_params[u];
         }
@@ -412,15 +449,15 @@ static void boundary(Builder *b)
      * them once, synchronously, after the step (stage3.py _post_step). */
     const double persistent = (double)b->mem.persistent_elems * b->mem.param_bytes;
     if (b->z->stage == 3 && b->n_shard > 1 && persistent > 0) {
-        collective_all(b, &b->shards, COLL_ALL_GATHER, STREAM_GATHER, persistent, b->last_compute,
-                       MEM_BUFFERS, 0, graph_label(b->g, "gather persistent"));
+        collective_all(b, &b->shards, COLL_ALL_GATHER, STREAM_GATHER, persistent, 1,
+                       b->last_compute, MEM_BUFFERS, 0, graph_label(b->g, "gather persistent"));
         for (uint32_t r = 0; r < n; r++)
             b->wait_gather[r] = b->ops[r];
     }
     if ((b->z->stage == 1 || b->z->stage == 2) && n > 1) {
         collective_all(b, &b->world, COLL_ALL_GATHER, STREAM_GATHER,
-                       (double)b->params.total * b->mem.param_bytes, b->last_compute, MEM_BUFFERS,
-                       0, graph_label(b->g, "gather params"));
+                       (double)b->params.total * b->mem.param_bytes, 1, b->last_compute,
+                       MEM_BUFFERS, 0, graph_label(b->g, "gather params"));
         for (uint32_t r = 0; r < n; r++)
             b->wait_gather[r] = b->ops[r];
     }

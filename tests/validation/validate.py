@@ -43,6 +43,16 @@ CASES = {
     "torchtitan-llama3-8b-a100": dict(model="llama-3-8b", platform="dgx-a100-80g", seq=8192,
                                       recompute="every:2", fsdp="FULL_SHARD"),
 }
+# The ZeRO++ baselines: DGX-2 nodes with 4 or 1 of their 100 Gb/s NICs in use, the tutorial's
+# 18B GPT-2 and its ZeRO-3 bucket settings (Megatron-DeepSpeed: unfused softmax attention).
+for _ib in (4, 1):
+    for _k in (1, 2):
+        CASES["zeropp-18b-v100-ib%d-%dk" % (_ib, _k)] = dict(
+            model=os.path.join(HERE, "models", "gpt-18b-zeropp.json"),
+            platform=os.path.join(HERE, "platforms", "dgx2-v100-%dx100g.json" % _ib), seq=512,
+            recompute="full", flash="off",
+            zero={"reduce_bucket_size": 10000000, "reduce_scatter": True,
+                  "contiguous_gradients": True, "overlap_comm": True})
 
 
 def ds_config(case, run):
@@ -51,6 +61,7 @@ def ds_config(case, run):
            "gradient_accumulation_steps": t.get("grad_accum", 1),
            t["dtype"]: {"enabled": True},
            "zero_optimization": {"stage": t.get("zero_stage", 3)}}
+    cfg["zero_optimization"].update(run.get("zero", {}))
     if run.get("offload"):
         cfg["zero_optimization"]["offload_optimizer"] = {"device": run["offload"],
                                                          "pin_memory": True}
