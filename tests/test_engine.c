@@ -64,7 +64,8 @@ static Graph *finalized(Graph *g, Probe *probe)
 static double run_graph(Graph *g, bool stepwise, Probe *probe)
 {
     Err err = {0};
-    EngineOptions opts = {.algo = COLL_ALGO_AUTO, .comm_model = COMM_MODEL_IDEAL, .is_stepwise = stepwise};
+    EngineOptions opts = {
+        .algo = COLL_ALGO_AUTO, .comm_model = COMM_MODEL_IDEAL, .is_stepwise = stepwise};
     EngineResult r;
     if (engine_run(g, &opts, &r, &err)) {
         probe_fail(probe, &err);
@@ -287,7 +288,8 @@ static void scenario_two_rank_layer(Probe *probe)
     }
     if (!finalized(g, probe))
         return;
-    EngineOptions opts = {.algo = COLL_ALGO_AUTO, .comm_model = COMM_MODEL_IDEAL, .is_stepwise = false};
+    EngineOptions opts = {
+        .algo = COLL_ALGO_AUTO, .comm_model = COMM_MODEL_IDEAL, .is_stepwise = false};
     EngineResult res;
     if (engine_run(g, &opts, &res, &err))
         return probe_fail(probe, &err);
@@ -374,7 +376,8 @@ static void scenario_deadlock(Probe *probe)
     graph_depend(g, x[0], y[0]);
     if (!finalized(g, probe))
         return;
-    EngineOptions opts = {.algo = COLL_ALGO_AUTO, .comm_model = COMM_MODEL_IDEAL, .is_stepwise = false};
+    EngineOptions opts = {
+        .algo = COLL_ALGO_AUTO, .comm_model = COMM_MODEL_IDEAL, .is_stepwise = false};
     EngineResult res;
     probe_record(probe, engine_run(g, &opts, &res, &err));
     snprintf(probe->err, sizeof probe->err, "%s", err.msg);

@@ -143,15 +143,15 @@ static void test_nccl_model_pat_and_forced_fallback(void **state)
     (void)state;
     NcclComm c = a100(16, 16);
     NcclChoice pat;
-    double t = nccl_model_time_s(&c, NCCL_FUNC_ALL_GATHER, NCCL_ALGO_PAT, NCCL_PROTO_SIMPLE, 8,
-                                 &pat);
+    double t =
+        nccl_model_time_s(&c, NCCL_FUNC_ALL_GATHER, NCCL_ALGO_PAT, NCCL_PROTO_SIMPLE, 8, &pat);
     assert_true(t > 0);
     assert_rel(pat.latency_s, (8.0 + 4 * 14.0 / 3.5 + 16 * 2.8) * 1e-6, 1e-9);
-    assert_true(nccl_model_time_s(&c, NCCL_FUNC_ALL_GATHER, NCCL_ALGO_PAT, NCCL_PROTO_LL, 8,
-                                  NULL) < 0);
+    assert_true(nccl_model_time_s(&c, NCCL_FUNC_ALL_GATHER, NCCL_ALGO_PAT, NCCL_PROTO_LL, 8, NULL) <
+                0);
     NcclComm d = a100(8, 1);
-    assert_true(nccl_model_time_s(&d, NCCL_FUNC_ALL_GATHER, NCCL_ALGO_PAT, NCCL_PROTO_SIMPLE, 8,
-                                  NULL) < 0);
+    assert_true(
+        nccl_model_time_s(&d, NCCL_FUNC_ALL_GATHER, NCCL_ALGO_PAT, NCCL_PROTO_SIMPLE, 8, NULL) < 0);
     NcclChoice ch = nccl_model_choose(&d, NCCL_FUNC_ALL_GATHER, 8, true, NCCL_ALGO_TREE);
     assert_int_equal(ch.algo, NCCL_ALGO_RING);
 }

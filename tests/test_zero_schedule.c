@@ -528,8 +528,7 @@ static Graph *build_only(const char *config_text, uint32_t n_steps, Zero3Generat
     Platform p;
     assert_int_equal(model_config_parse(&model, "tiny.json", model_text, strlen(model_text), &err),
                      0);
-    assert_int_equal(ds_config_parse(&train, "ds.json", config_text, strlen(config_text), &err),
-                     0);
+    assert_int_equal(ds_config_parse(&train, "ds.json", config_text, strlen(config_text), &err), 0);
     assert_int_equal(platform_load(&p, "dgx-a100-80g", ZEROSIM_SOURCE_DIR, &err), 0);
     BatchPlan batch;
     assert_int_equal(ds_config_resolve_batch(&train, 8, &batch, &err), 0);

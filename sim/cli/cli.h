@@ -55,11 +55,11 @@ int cli_parse(const char *command, const char *help, int argc, char **argv, int 
 #define CLI_DEEPSPEED_DEFAULT_VERSION "0.19"
 #define CLI_HELP_RUN_OPTIONS                                                                       \
     "  --deepspeed-version V\n"                                                                    \
-    "                   the DeepSpeed release whose ZeRO-3 to simulate (default " CLI_DEEPSPEED_DEFAULT_VERSION \
-    "):\n"                                                                                         \
+    "                   the DeepSpeed release whose ZeRO-3 to simulate "                           \
+    "(default " CLI_DEEPSPEED_DEFAULT_VERSION "):\n"                                               \
     "                   0.6 and later fetch each submodule's parameters in one all-gather,\n"      \
-    "                   prefetched in the order the first step recorded; earlier releases\n"      \
-    "                   gathered one parameter at a time and synchronised the GPU before\n"       \
+    "                   prefetched in the order the first step recorded; earlier releases\n"       \
+    "                   gathered one parameter at a time and synchronised the GPU before\n"        \
     "                   each module (docs/SCHEDULES.md)\n"
 
 /* --deepspeed-version V ("MAJOR.MINOR" or "MAJOR.MINOR.PATCH"; NULL: the default release) into

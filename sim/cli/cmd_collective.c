@@ -109,11 +109,16 @@ static void write_json(FILE *out, const void *table)
 int cmd_collective(int argc, char **argv)
 {
     CliOption o[N_OPTS] = {
-        [OPT_PLATFORM] = {"--platform", true, NULL}, [OPT_OP] = {"--op", true, NULL},
-        [OPT_GPUS] = {"--gpus", true, NULL},         [OPT_NODES] = {"--nodes", true, NULL},
-        [OPT_ALGO] = {"--algo", true, NULL},         [OPT_MIN] = {"--min-bytes", true, NULL},
-        [OPT_MAX] = {"--max-bytes", true, NULL},     [OPT_STEPWISE] = {"--stepwise", false, NULL},
-        [OPT_JSON] = {"--json", true, NULL},         [OPT_COMM_MODEL] = {"--comm-model", true, NULL},
+        [OPT_PLATFORM] = {"--platform", true, NULL},
+        [OPT_OP] = {"--op", true, NULL},
+        [OPT_GPUS] = {"--gpus", true, NULL},
+        [OPT_NODES] = {"--nodes", true, NULL},
+        [OPT_ALGO] = {"--algo", true, NULL},
+        [OPT_MIN] = {"--min-bytes", true, NULL},
+        [OPT_MAX] = {"--max-bytes", true, NULL},
+        [OPT_STEPWISE] = {"--stepwise", false, NULL},
+        [OPT_JSON] = {"--json", true, NULL},
+        [OPT_COMM_MODEL] = {"--comm-model", true, NULL},
     };
     const char *cmd = "collective";
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
@@ -194,9 +199,8 @@ int cmd_collective(int argc, char **argv)
             return EXIT_BAD_INPUT;
         }
         double algbw = t > 0 ? (double)bytes / t : 0.0;
-        rows[n_rows++] = (CollectiveRow){(double)bytes, t,          algbw,
-                                         algbw * collective_busbw_factor(op, n),
-                                         info.algo,     info.proto};
+        rows[n_rows++] = (CollectiveRow){
+            (double)bytes, t, algbw, algbw * collective_busbw_factor(op, n), info.algo, info.proto};
     }
     free(members);
 
@@ -213,8 +217,7 @@ int cmd_collective(int argc, char **argv)
              : opts.algo == COLL_ALGO_AUTO && aligned && op == COLL_ALL_REDUCE
                  ? "auto (tree below 256 MiB, ring above)"
                  : collective_algo_name(collective_resolve(opts.algo, aligned, op, 0.0)),
-             collective_comm_model_name(opts.comm_model),
-             opts.is_stepwise ? "stepwise" : "fluid");
+             collective_comm_model_name(opts.comm_model), opts.is_stepwise ? "stepwise" : "fluid");
     const char *json = o[OPT_JSON].value;
     if (json && strcmp(json, "-") == 0) {
         collective_report_json(stdout, rows, n_rows);

@@ -59,8 +59,7 @@ static const char *const help =
     "  --algo auto|ring|tree|hier\n"
     "                   collective algorithm (docs/COLLECTIVES.md); auto, the default,\n"
     "                   is NCCL's choice per collective and size; ring and tree force\n"
-    "                   NCCL_ALGO; hier is zerosim's two-level scheme\n"
-CLI_HELP_RUN_OPTIONS
+    "                   NCCL_ALGO; hier is zerosim's two-level scheme\n" CLI_HELP_RUN_OPTIONS
     "  --comm-model nccl|ideal\n"
     "                   nccl (default): NCCL's tuning model (algorithms x protocols,\n"
     "                   base and per-hop latency, per-channel bandwidth caps); ideal: the\n"
@@ -226,8 +225,7 @@ int cmd_run(int argc, char **argv)
     if (comm_model && strcmp(comm_model, "ideal") == 0)
         eng.comm_model = COMM_MODEL_IDEAL;
     else if (comm_model && strcmp(comm_model, "nccl") != 0)
-        return cli_usage_error(cmd, "--comm-model: expected nccl or ideal, got \"%s\"",
-                               comm_model);
+        return cli_usage_error(cmd, "--comm-model: expected nccl or ideal, got \"%s\"", comm_model);
 
     Err err = {0};
     ModelConfig model = {0};
@@ -271,9 +269,8 @@ int cmd_run(int argc, char **argv)
     cli_setup_defaults(seq, recompute, flash, model.max_seq, &setup_defaults);
     if (o[OPT_DS_VERSION].value == NULL && train.zero.stage == 3 && fsdp == FSDP_NONE &&
         sched.variant == SCHEDULE_DEEPSPEED)
-        strlist_addf(&setup_defaults,
-                     "--deepspeed-version " CLI_DEEPSPEED_DEFAULT_VERSION
-                     ": ZeRO-3 gathers one submodule per all-gather");
+        strlist_addf(&setup_defaults, "--deepspeed-version " CLI_DEEPSPEED_DEFAULT_VERSION
+                                      ": ZeRO-3 gathers one submodule per all-gather");
 
     Estimate est;
     if (estimate_build(&model, &train, &platform, &est_opts, &est, &err))

@@ -27,12 +27,12 @@
 #include <stdint.h>
 
 typedef struct EngineOptions {
-    CollAlgo algo;         /* auto: NCCL's choice (the ideal model: tree below 256 MiB for
-                              whole-node all-reduces, else ring); ring, tree: NCCL_ALGO */
-    CommModel comm_model;  /* nccl (0, the default) or ideal */
-    bool is_stepwise;   /* every ring step as its own flow (validation of fluid mode) */
-    const bool *traced; /* n_ranks flags: record memory timelines; may be NULL */
-    bool show_progress; /* on stderr, once the run has taken more than a second */
+    CollAlgo algo;        /* auto: NCCL's choice (the ideal model: tree below 256 MiB for
+                             whole-node all-reduces, else ring); ring, tree: NCCL_ALGO */
+    CommModel comm_model; /* nccl (0, the default) or ideal */
+    bool is_stepwise;     /* every ring step as its own flow (validation of fluid mode) */
+    const bool *traced;   /* n_ranks flags: record memory timelines; may be NULL */
+    bool show_progress;   /* on stderr, once the run has taken more than a second */
 } EngineOptions;
 
 /* How one collective ran (the same for all its members). */
@@ -41,8 +41,8 @@ typedef struct EngineCollInfo {
     const char *proto; /* "LL", "LL128", "Simple"; "fluid" under the ideal model */
     uint32_t n_ranks;  /* the communicator's ranks (symmetric mode: the logical group) */
     uint32_t n_nodes;
-    uint32_t n_calls;  /* NCCL calls it stands for (graph.h's n_calls), 1 at least */
-    double latency_s;  /* the latency term charged to every member, all calls together */
+    uint32_t n_calls; /* NCCL calls it stands for (graph.h's n_calls), 1 at least */
+    double latency_s; /* the latency term charged to every member, all calls together */
 } EngineCollInfo;
 
 typedef struct EngineResult {

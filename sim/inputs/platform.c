@@ -15,10 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const top_keys[] = {"name", "description", "nodes",  "gpus_per_node",
-                                       "gpu",  "nvlink",      "pcie",   "cpu",
-                                       "nvme", "nic",         "fabric", "nccl",
-                                       NULL};
+static const char *const top_keys[] = {"name",   "description", "nodes", "gpus_per_node", "gpu",
+                                       "nvlink", "pcie",        "cpu",   "nvme",          "nic",
+                                       "fabric", "nccl",        NULL};
 static const char *const gpu_keys[] = {"model",
                                        "fp32_flops_per_s",
                                        "fp16_flops_per_s",

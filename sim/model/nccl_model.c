@@ -46,10 +46,10 @@ static const double per_ch_tree_bw[PLATFORM_N_ARCHS][3] = {
 
 /* tuning.cc treeCorrectionFactor [protocol][log2(bytes / 64)], 64 B to 256 MB. */
 static const double tree_correction[NCCL_N_PROTOS][23] = {
-    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0,
-     1.0},
-    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0,
-     1.0},
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
+     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
+     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
 };
 
@@ -82,9 +82,9 @@ void nccl_model_comm(const Platform *p, uint32_t n_ranks, uint32_t n_nodes, Nccl
     /* The bus bandwidth a ring reaches on these links when nothing else runs: NVLink inside a
      * node (else PCIe through the host); across nodes each member's NIC share, ppn of them per
      * node (the rail-aligned channels of collective.h), under the fabric's oversubscription. */
-    double intra = p->has_nvlink ? p->nvlink.bw_bytes_per_s
-                                 : min2(p->pcie.gpu_link.bw_bytes_per_s,
-                                        p->pcie.switch_uplink.bw_bytes_per_s);
+    double intra =
+        p->has_nvlink ? p->nvlink.bw_bytes_per_s
+                      : min2(p->pcie.gpu_link.bw_bytes_per_s, p->pcie.switch_uplink.bw_bytes_per_s);
     double nic_share = (double)p->nic.per_node * p->nic.link.bw_bytes_per_s / g;
     double per_gpu = min2(nic_share, p->pcie.gpu_link.bw_bytes_per_s);
     double inter = min2(intra, ppn * per_gpu / p->fabric.oversubscription);
@@ -174,8 +174,8 @@ void nccl_model_tune(const NcclComm *c, NcclFunc f, NcclCost out[NCCL_N_ALGOS][N
             double lat = base_lat_us[a][p];
             double intra_lat = hw_lat_us[intra_hw][a][p];
             /* with one rank per node every hop is a network one: the tree's network latency */
-            double inter_lat = ppn == 1.0 ? hw_lat_us[HW_NET][NCCL_ALGO_TREE][p]
-                                          : hw_lat_us[HW_NET][a][p];
+            double inter_lat =
+                ppn == 1.0 ? hw_lat_us[HW_NET][NCCL_ALGO_TREE][p] : hw_lat_us[HW_NET][a][p];
             /* graphs[a]->latencyInter: 0 for InfiniBand and RoCE NICs (NCCL's net plugins
              * report no latency), so the flush term of Simple adds nothing either */
             if (a == NCCL_ALGO_RING) {
@@ -191,7 +191,7 @@ void nccl_model_tune(const NcclComm *c, NcclFunc f, NcclCost out[NCCL_N_ALGOS][N
                     }
                     if (overhead > intra_lat)
                         intra_lat = overhead;
-                    uint32_t inter_steps = n_nodes == 1 ? 0
+                    uint32_t inter_steps = n_nodes == 1                ? 0
                                            : f == NCCL_FUNC_ALL_REDUCE ? 2 * (n_nodes - 1)
                                                                        : n_nodes - 1;
                     lat += (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat;

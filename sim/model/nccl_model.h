@@ -41,11 +41,11 @@ typedef struct NcclComm {
     PlatformCpuVendor cpu; /* its multi-node LL row, and the network post overhead */
     uint32_t n_ranks;
     uint32_t n_nodes;
-    uint32_t n_channels;          /* the ring graph's channels */
-    bool is_nvlink_intra;         /* intra-node hops over NVLink (else PCIe) */
-    bool has_ll128;               /* LL128 enabled on these paths (tuning.cc's protoEnable) */
-    double bw_intra_bytes_per_s;  /* per channel, inside a node */
-    double bw_inter_bytes_per_s;  /* per channel, across nodes */
+    uint32_t n_channels;         /* the ring graph's channels */
+    bool is_nvlink_intra;        /* intra-node hops over NVLink (else PCIe) */
+    bool has_ll128;              /* LL128 enabled on these paths (tuning.cc's protoEnable) */
+    double bw_intra_bytes_per_s; /* per channel, inside a node */
+    double bw_inter_bytes_per_s; /* per channel, across nodes */
 } NcclComm;
 
 /* One (algorithm, protocol) as the tuner sees it; bw 0 when NCCL would not run it. */

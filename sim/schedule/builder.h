@@ -61,7 +61,7 @@ typedef struct Builder {
     OpId *last_gather;        /* per rank: last op on the gather stream */
     OpId *bucket_prev;        /* per rank: the bucket before the last one (two buffers) */
     OpId *bucket_last;
-    double bucket_elems;                     /* gradients waiting in the current bucket */
+    double bucket_elems;   /* gradients waiting in the current bucket */
     double bucket_fill;    /* DeepSpeed's parameter-level bucket fill within it (elements) */
     uint32_t bucket_calls; /* parameter-level buckets already reduced within it */
     uint32_t label_fwd_base, label_bwd_base; /* labels "fwd L<i>" and "bwd L<i>" */

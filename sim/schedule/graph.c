@@ -520,7 +520,7 @@ const char *graph_collective_name(CollectiveKind kind)
 const char *graph_purpose_name(OpPurpose purpose)
 {
     static const char *const names[] = {"none",      "forward",   "backward",
-                                         "recompute", "optimizer", "sync"};
+                                        "recompute", "optimizer", "sync"};
     _Static_assert(sizeof names / sizeof names[0] == PURPOSE_N, "one name per purpose");
     return names[purpose];
 }

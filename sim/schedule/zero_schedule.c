@@ -127,8 +127,8 @@ static void flush_bucket(Builder *b, bool is_overlapped)
     collective_all(b, set, bucket_kind(b), STREAM_REDUCE, bytes, n_calls, b->last_compute,
                    MEM_BUFFERS, bytes < buffer ? bytes : buffer, graph_label(b->g, "grad bucket"));
     if (b->z->stage == 3 && b->replicas.n_groups > 0) /* the shard, across the replicas */
-        collective_all(b, &b->replicas, COLL_ALL_REDUCE, STREAM_REDUCE, bytes / b->n_shard, 1,
-                       NULL, MEM_BUFFERS, 0, graph_label(b->g, "grad replicas"));
+        collective_all(b, &b->replicas, COLL_ALL_REDUCE, STREAM_REDUCE, bytes / b->n_shard, 1, NULL,
+                       MEM_BUFFERS, 0, graph_label(b->g, "grad replicas"));
     if (offload_has_optimizer(b))
         offload_gradients(b, elems, b->ops);
     for (uint32_t r = 0; r < b->n_ranks; r++) {
