@@ -6,10 +6,12 @@
  * cross-stream dependencies are not done parks its actor on the stream's semaphore until the
  * last one completes (O(1) per dependency, no allocation while running). COMPUTE becomes a
  * SimGrid execution, COPY a flow between the host and GPU (D2D a local HBM transfer), DISK an
- * I/O on the node's NVMe, COLLECTIVE the member's flows from collective.h, ALLOC/FREE an
- * update of the memory tracker. All contention comes from SimGrid's flow model (CM02, shared
- * links). SimGrid keeps global state: engine_init() once per process, then any number of
- * engine_run() calls on that platform. The only place that includes SimGrid headers.
+ * I/O on the node's NVMe, COLLECTIVE the member's flows from collective.h with the latency
+ * and protocol bound of NCCL's cost model (model/nccl_model.h, resolved once per collective
+ * before the run), ALLOC/FREE an update of the memory tracker. All contention comes from
+ * SimGrid's flow model (CM02, shared links). SimGrid keeps global state: engine_init() once
+ * per process, then any number of engine_run() calls on that platform. The only place that
+ * includes SimGrid headers.
  */
 #ifndef ZEROSIM_ENGINE_ENGINE_H
 #define ZEROSIM_ENGINE_ENGINE_H
