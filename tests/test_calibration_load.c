@@ -248,7 +248,8 @@ static void toy_platform(Platform *p, const char *nvlink, const char *pcie, cons
              "\"C\", \"cores\": 128, \"dram_bytes\": 2199023255552, \"dram_bw_bytes_per_s\": "
              "400e9, \"adam_params_per_s_per_core\": 8e7}, \"nvme\": %s, \"nic\": "
              "{\"per_node\": 8, \"bw_bytes_per_s\": 25e9, \"latency_s\": 6e-7}, \"fabric\": "
-             "{\"topology\": \"fat_tree\", \"oversubscription\": 1, \"latency_s\": 4e-7}}",
+             "{\"topology\": \"fat_tree\", \"oversubscription\": 1, \"latency_s\": 4e-7}, "
+             "\"nccl\": {\"arch\": \"ampere\", \"cpu_vendor\": \"amd\", \"channels\": 12}}",
              nvlink, pcie, nvme);
     Err err = {0};
     int rc = platform_parse(p, "toy.json", text, strlen(text), &err);

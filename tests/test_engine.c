@@ -41,7 +41,8 @@ static const char *const tiny_platform =
     " \"cpu\": {\"model\": \"C\", \"cores\": 10, \"dram_bytes\": 1099511627776,"
     "   \"dram_bw_bytes_per_s\": 1e11, \"adam_params_per_s_per_core\": 1e8},"
     " \"nic\": {\"per_node\": 1, \"bw_bytes_per_s\": %s, \"latency_s\": 2e-6},"
-    " \"fabric\": {\"topology\": \"fat_tree\", \"oversubscription\": 1, \"latency_s\": 2e-6}}";
+    " \"fabric\": {\"topology\": \"fat_tree\", \"oversubscription\": 1, \"latency_s\": 2e-6},"
+    " \"nccl\": {\"arch\": \"ampere\", \"cpu_vendor\": \"intel\", \"channels\": 2}}";
 
 static int load_tiny(Platform *p, const char *pcie_bw, const char *nic_bw, Err *err)
 {
@@ -64,7 +65,8 @@ static Graph *finalized(Graph *g, Probe *probe)
 static double run_graph(Graph *g, bool stepwise, Probe *probe)
 {
     Err err = {0};
-    EngineOptions opts = {.algo = COLL_ALGO_AUTO, .is_stepwise = stepwise};
+    EngineOptions opts = {
+        .algo = COLL_ALGO_AUTO, .comm_model = COMM_MODEL_IDEAL, .is_stepwise = stepwise};
     EngineResult r;
     if (engine_run(g, &opts, &r, &err)) {
         probe_fail(probe, &err);
@@ -287,7 +289,8 @@ static void scenario_two_rank_layer(Probe *probe)
     }
     if (!finalized(g, probe))
         return;
-    EngineOptions opts = {.algo = COLL_ALGO_AUTO, .is_stepwise = false};
+    EngineOptions opts = {
+        .algo = COLL_ALGO_AUTO, .comm_model = COMM_MODEL_IDEAL, .is_stepwise = false};
     EngineResult res;
     if (engine_run(g, &opts, &res, &err))
         return probe_fail(probe, &err);
@@ -338,7 +341,7 @@ static void scenario_interference(Probe *probe)
     flow(g, 0, 2, 4e9); /* 4 s over the 1 GB/s NIC, overlapping all of the compute */
     if (!finalized(g, probe))
         return;
-    EngineOptions opts = {.algo = COLL_ALGO_RING};
+    EngineOptions opts = {.algo = COLL_ALGO_RING, .comm_model = COMM_MODEL_IDEAL};
     EngineResult r;
     if (engine_run(g, &opts, &r, &err))
         return probe_fail(probe, &err);
@@ -374,7 +377,8 @@ static void scenario_deadlock(Probe *probe)
     graph_depend(g, x[0], y[0]);
     if (!finalized(g, probe))
         return;
-    EngineOptions opts = {.algo = COLL_ALGO_AUTO, .is_stepwise = false};
+    EngineOptions opts = {
+        .algo = COLL_ALGO_AUTO, .comm_model = COMM_MODEL_IDEAL, .is_stepwise = false};
     EngineResult res;
     probe_record(probe, engine_run(g, &opts, &res, &err));
     snprintf(probe->err, sizeof probe->err, "%s", err.msg);
@@ -391,6 +395,55 @@ static void test_engine_deadlock_is_reported(void **state)
     assert_non_null(strstr(pr.err, "engine: deadlock"));
 }
 
+/* ---- NCCL's model: latency and protocol bound on one DGX A100 node ---- */
+
+/* All-reduces over 8 A100s (12 channels, 230 GB/s): 8 B and 64 KiB run Ring/LL, whose
+ * latency is 6.6 + 14 x 0.6 = 15.0 us and whose bandwidth is llMaxBw 87.7 GB/s x 8/14 (the
+ * flows alone would take 2 x 7/8 x 64 KiB / 230 GB/s = 0.5 us, LL's bound 1.31 us); 1 GB runs
+ * Ring/Simple: 8.4 + 14 x 3.4 = 56 us plus the flows at the NVLink rate. */
+static void scenario_nccl(Probe *probe)
+{
+    Platform p;
+    Err err = {0};
+    if (load_shipped(&p, "dgx-a100-80g", 8, &err) || engine_init(&p, PRECISION_BF16, &err))
+        return probe_fail(probe, &err);
+    uint32_t members[8];
+    for (uint32_t i = 0; i < 8; i++)
+        members[i] = i;
+    const double sizes[] = {8, 65536, 1e9};
+    const double ll_algbw = 87.7e9 * 8 / 14;
+    const double want[] = {15.0e-6 + 8 / ll_algbw, 15.0e-6 + 65536 / ll_algbw,
+                           56.0e-6 + 2 * 7.0 / 8 * 1e9 / p.nvlink.bw_bytes_per_s};
+    for (int i = 0; i < 3; i++) {
+        Graph *g = graph_create(8);
+        uint32_t group = graph_add_group(g, members, 8);
+        graph_collective(g, COLL_ALL_REDUCE, group, STREAM_REDUCE, sizes[i], 0, 0, NULL);
+        if (!finalized(g, probe))
+            return;
+        EngineOptions opts = {.algo = COLL_ALGO_AUTO};
+        EngineResult r;
+        if (engine_run(g, &opts, &r, &err))
+            return probe_fail(probe, &err);
+        probe_record(probe, r.makespan_s);
+        probe_record(probe, want[i]);
+        probe_record(probe, strcmp(r.coll_info[0].proto, i < 2 ? "LL" : "Simple") == 0 &&
+                                strcmp(r.coll_info[0].algo, "ring") == 0);
+        engine_result_fini(&r);
+        graph_destroy(g);
+    }
+}
+
+static void test_engine_nccl_model_latency_and_protocol_bound(void **state)
+{
+    (void)state;
+    Probe pr = run_isolated(scenario_nccl);
+    assert_int_equal(pr.n, 9);
+    for (int i = 0; i < 9; i += 3) {
+        assert_close(pr.v[i], pr.v[i + 1], 0.002);
+        assert_true(pr.v[i + 2] == 1.0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -402,6 +455,7 @@ int main(void)
         cmocka_unit_test(test_engine_two_rank_layer_matches_hand_computation),
         cmocka_unit_test(test_engine_collective_kernels_slow_concurrent_compute),
         cmocka_unit_test(test_engine_deadlock_is_reported),
+        cmocka_unit_test(test_engine_nccl_model_latency_and_protocol_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,9 +43,11 @@
 #define P_FABRIC                                                                              \
     ",\n  \"fabric\": {\"topology\": \"fat_tree\", \"oversubscription\": 1, \"latency_s\": "  \
     "4e-7}"
+#define P_NCCL                                                                                \
+    ",\n  \"nccl\": {\"arch\": \"ampere\", \"cpu_vendor\": \"amd\", \"channels\": 12}"
 #define P_TAIL "\n}\n"
 
-static const char toy[] = P_HEAD P_GPU P_NVLINK P_PCIE P_CPU P_NVME P_NIC P_FABRIC P_TAIL;
+static const char toy[] = P_HEAD P_GPU P_NVLINK P_PCIE P_CPU P_NVME P_NIC P_FABRIC P_NCCL P_TAIL;
 
 /* toy with the first occurrence of `from` replaced by `to`; caller frees. */
 static char *edit(const char *from, const char *to)

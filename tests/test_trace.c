@@ -86,6 +86,11 @@ static void fake_result(const Graph *g, uint32_t gpus_per_node, const bool *mem_
     assert_non_null(r->op_start_s);
     assert_non_null(r->op_end_s);
     r->memory = memory_create(r->n_ranks, gpus_per_node, 1e12, 1e12, 1e12, mem_traced);
+    /* every collective ran NCCL's ring with LL over its 2 ranks on 2 nodes, 15 us latency */
+    r->coll_info = calloc(graph_n_collectives(g) + 1, sizeof *r->coll_info);
+    assert_non_null(r->coll_info);
+    for (uint32_t c = 0; c < graph_n_collectives(g); c++)
+        r->coll_info[c] = (EngineCollInfo){"ring", "LL", 2, 2, 1, 15e-6};
     const Op *ops = graph_ops(g);
     for (OpId id = 0; id < n; id++) {
         const Op *op = &ops[id];
@@ -105,6 +110,7 @@ static void fake_result_fini(EngineResult *r)
 {
     free(r->op_start_s);
     free(r->op_end_s);
+    free(r->coll_info);
     memory_destroy(r->memory);
 }
 
@@ -298,6 +304,12 @@ static void test_trace_write_traced_rank_only(void **state)
     check_op(root, 11, 0, STREAM_CPU, "adam", "compute", "params", 1000);
     const cJSON *ag = cJSON_GetObjectItemCaseSensitive(find_op(root, 2), "args");
     assert_true(num_field(ag, "group_size") == 2);
+    assert_string_equal(str_field(ag, "algorithm"), "ring");
+    assert_string_equal(str_field(ag, "protocol"), "LL");
+    assert_true(num_field(ag, "ranks") == 2);
+    assert_true(num_field(ag, "nodes") == 2);
+    assert_true(num_field(ag, "calls") == 1);
+    assert_true(num_field(ag, "latency_us") == 15.0);
     assert_true(num_field(ag, "instance") == 0);
 
     /* Counters: rank 0's GPU and its node's CPU and NVMe, nothing of rank 1 or node 1. */

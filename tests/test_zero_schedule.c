@@ -521,6 +521,121 @@ static void test_zero_schedule_symmetric_mode_agrees_with_full(void **state)
     assert_close(sym.v[2], full.v[2], 1e-12); /* memory peak */
 }
 
+/* ---- ZeRO-3's NCCL calls: per submodule, per parameter, the tracing step ---- */
+
+/* Builds (no engine) the step graph of the tiny model on 8 GPUs with `config_text`. */
+static Graph *build_only(const char *config_text, uint32_t n_steps, Zero3Generation gen)
+{
+    Err err = {0};
+    ModelConfig model;
+    TrainConfig train;
+    Platform p;
+    assert_int_equal(model_config_parse(&model, "tiny.json", model_text, strlen(model_text), &err),
+                     0);
+    assert_int_equal(ds_config_parse(&train, "ds.json", config_text, strlen(config_text), &err), 0);
+    assert_int_equal(platform_load(&p, "dgx-a100-80g", ZEROSIM_SOURCE_DIR, &err), 0);
+    BatchPlan batch;
+    assert_int_equal(ds_config_resolve_batch(&train, 8, &batch, &err), 0);
+    RunSetup setup = {.seq_len = 512,
+                      .micro_batch = batch.micro_batch,
+                      .grad_accum = batch.grad_accum,
+                      .global_batch = batch.global_batch,
+                      .n_gpus = 8,
+                      .recompute = RECOMPUTE_NONE,
+                      .is_flash_attention = true,
+                      .act_bytes = 2};
+    ScheduleOptions opts = {.variant = SCHEDULE_DEEPSPEED,
+                            .n_steps = n_steps,
+                            .has_activations = true,
+                            .zero3_generation = gen};
+    Graph *g = zero_schedule_build(&model, &train, &p, &setup, &opts, &err);
+    if (g == NULL)
+        fail_msg("%s", err.msg);
+    model_config_fini(&model);
+    ds_config_fini(&train);
+    return g;
+}
+
+/* Rank 0's collectives labelled `label`, in order: their calls in calls[] (at most 4). */
+static int calls_of(const Graph *g, const char *label, uint32_t *calls)
+{
+    const Op *ops = graph_ops(g);
+    const Collective *colls = graph_collectives(g);
+    uint32_t want = graph_find_label(g, label);
+    int n = 0;
+    for (uint32_t i = 0; i < graph_n_ops(g) && n < 4; i++)
+        if (ops[i].rank == 0 && ops[i].kind == OP_COLLECTIVE && ops[i].label == want)
+            calls[n++] = colls[ops[i].ref].n_calls > 1 ? colls[ops[i].ref].n_calls : 1;
+    return n;
+}
+
+static const char *const z3_text =
+    "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+    " \"zero_optimization\": {\"stage\": 3}}";
+
+/* Llama layers have 7 gathered submodules (q, k, v, o, gate, up, down; the norms are under
+ * the persistence threshold): current DeepSpeed prefetches each in its own all-gather, all of
+ * them early (each fits stage3_max_live_parameters beside the one computing); the first layer
+ * adds the embedding and the last the output projection. The persistent norms are gathered
+ * once after the step. */
+static void test_zero_schedule_zero3_gathers_per_submodule(void **state)
+{
+    (void)state;
+    Graph *g = build_only(z3_text, 1, ZERO3_GEN_PER_SUBMODULE);
+    uint32_t calls[4];
+    assert_int_equal(calls_of(g, "gather fwd L1", calls), 1);
+    assert_int_equal(calls[0], 7);
+    assert_int_equal(calls_of(g, "gather fwd L0", calls), 1);
+    assert_int_equal(calls[0], 8);
+    assert_int_equal(calls_of(g, "gather bwd L3", calls), 1);
+    assert_int_equal(calls[0], 8);
+    /* 4 layers x 2 norms of 1024 + the final norm, 2 bytes each */
+    assert_true(sum_ops(g, OP_COLLECTIVE, COLL_ALL_GATHER, "gather persistent") ==
+                (4.0 * 2 + 1) * 1024 * 2);
+    graph_destroy(g);
+}
+
+/* With two steps the first records the trace: its gathers are all on demand (one part); the
+ * second prefetches. Before DeepSpeed 0.6 every parameter was its own all-gather. */
+static void test_zero_schedule_zero3_first_step_and_old_releases(void **state)
+{
+    (void)state;
+    Graph *g = build_only(z3_text, 2, ZERO3_GEN_PER_SUBMODULE);
+    uint32_t calls[4];
+    assert_int_equal(calls_of(g, "gather fwd L1", calls), 2); /* one per step */
+    assert_int_equal(calls[0], 7);
+    assert_int_equal(calls[1], 7);
+    graph_destroy(g);
+    const char *no_persistence =
+        "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+        " \"zero_optimization\": {\"stage\": 3, \"stage3_param_persistence_threshold\": 0}}";
+    g = build_only(no_persistence, 1, ZERO3_GEN_PER_PARAMETER);
+    assert_int_equal(calls_of(g, "gather fwd L1", calls), 1);
+    assert_int_equal(calls[0], 9); /* 7 weights and the 2 norms, no biases in Llama */
+    graph_destroy(g);
+}
+
+/* DeepSpeed reduces a bucket as soon as the next parameter's gradient would overflow it, so
+ * with reduce_bucket_size 1.5e6 each 1M and 4M weight of the tiny Llama ends a bucket: the
+ * middle layers' op stands for 7 calls (up, gate, post-norm, v, k, q end one each, the rest
+ * one more), the last layer's 9 (the 32.8M output projection and the final norm first), the
+ * first layer's 8 (its embedding after q). */
+static void test_zero_schedule_grad_buckets_count_deepspeed_calls(void **state)
+{
+    (void)state;
+    const char *small_buckets =
+        "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+        " \"zero_optimization\": {\"stage\": 3, \"reduce_bucket_size\": 1500000}}";
+    Graph *g = build_only(small_buckets, 1, ZERO3_GEN_PER_SUBMODULE);
+    uint32_t calls[4];
+    assert_int_equal(calls_of(g, "grad bucket", calls), 4);
+    assert_int_equal(calls[0], 9);
+    assert_int_equal(calls[1], 7);
+    assert_int_equal(calls[2], 7);
+    assert_int_equal(calls[3], 8);
+    graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -534,6 +649,9 @@ int main(void)
         cmocka_unit_test(test_zero_schedule_infinity_reads_and_writes_states_once),
         cmocka_unit_test(test_zero_schedule_1t_fits_one_dgx2_only_with_infinity),
         cmocka_unit_test(test_zero_schedule_symmetric_mode_agrees_with_full),
+        cmocka_unit_test(test_zero_schedule_zero3_gathers_per_submodule),
+        cmocka_unit_test(test_zero_schedule_zero3_first_step_and_old_releases),
+        cmocka_unit_test(test_zero_schedule_grad_buckets_count_deepspeed_calls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -268,6 +268,31 @@ int cli_headroom(const char *command, const char *text, double *out_fraction, St
     return 0;
 }
 
+int cli_deepspeed_version(const char *command, const char *text, Zero3Generation *out)
+{
+    const char *v = text ? text : CLI_DEEPSPEED_DEFAULT_VERSION;
+    unsigned major = 0, minor = 0, patch = 0;
+    int used = 0;
+    int n = sscanf(v, "%u.%u%n", &major, &minor, &used);
+    if (n == 2 && v[used] == '.') {
+        int more = 0;
+        if (sscanf(v + used, ".%u%n", &patch, &more) == 1)
+            used += more;
+        else
+            used = -1;
+    }
+    if (n != 2 || used < 0 || v[used] != '\0')
+        return cli_usage_error(command,
+                               "--deepspeed-version: expected a release like 0.19 or 0.5.10, "
+                               "got \"%s\"",
+                               v);
+    /* ZeRO-3's PartitionedParameterCoordinator with coalesced per-submodule all-gathers and
+     * event-based waits replaced per-parameter gathers and torch.cuda.synchronize() in 0.6.0 */
+    *out = major > 0 || minor >= 6 ? ZERO3_GEN_PER_SUBMODULE : ZERO3_GEN_PER_PARAMETER;
+    (void)patch;
+    return 0;
+}
+
 void cli_setup_defaults(const char *seq_len, const char *recompute, const char *flash,
                         const ModelConfig *model, StrList *defaults)
 {

@@ -13,6 +13,7 @@
 #include "common/err.h"
 #include "common/strlist.h"
 #include "model/estimate.h"
+#include "schedule/zero_schedule.h"
 
 #include <stdio.h>
 
@@ -76,6 +77,21 @@ int cli_headroom(const char *command, const char *text, double *out_fraction, St
  * value (a "none" expressed by leaving the option out) out of what is accepted. */
 int cli_choice(const char *command, const char *option, const Choices *choices, bool skip_first,
                const char *text, int *out);
+
+/* The run options that choose which implementation of the frameworks is simulated. */
+#define CLI_DEEPSPEED_DEFAULT_VERSION "0.19"
+#define CLI_HELP_RUN_OPTIONS                                                                       \
+    "  --deepspeed-version V\n"                                                                    \
+    "                   the DeepSpeed release whose ZeRO-3 to simulate "                           \
+    "(default " CLI_DEEPSPEED_DEFAULT_VERSION "):\n"                                               \
+    "                   0.6 and later fetch each submodule's parameters in one all-gather,\n"      \
+    "                   prefetched in the order the first step recorded; earlier releases\n"       \
+    "                   gathered one parameter at a time and synchronised the GPU before\n"        \
+    "                   each module (docs/SCHEDULES.md)\n"
+
+/* --deepspeed-version V ("MAJOR.MINOR" or "MAJOR.MINOR.PATCH"; NULL: the default release) into
+ * *out. 0, or EXIT_BAD_USAGE with the message printed. */
+int cli_deepspeed_version(const char *command, const char *text, Zero3Generation *out);
 
 /* Fails with a usage error naming the first of options[first..last] that was not given. */
 int cli_require(const char *command, const CliOption *options, int first, int last);

@@ -22,7 +22,8 @@ static const char *const help =
     "Simulates one collective over all GPUs of a platform for message sizes from\n"
     "--min-bytes to --max-bytes (doubling) and prints, like nccl-tests, the size, the\n"
     "time, the algorithm bandwidth (size/time) and the bus bandwidth (algbw x 2(n-1)/n\n"
-    "for all-reduce, (n-1)/n for all-gather and reduce-scatter, 1 for broadcast).\n"
+    "for all-reduce, (n-1)/n for all-gather and reduce-scatter, 1 for broadcast), with\n"
+    "the algorithm and protocol that ran.\n"
     "\n"
     "required:\n"
     "  --platform P     platform JSON path or shipped name (e.g. dgx-a100-80g)\n"
@@ -30,16 +31,20 @@ static const char *const help =
     "options:\n"
     "  --gpus N         resize the platform to N GPUs (at least 2)\n"
     "  --nodes N        resize the platform to N nodes\n"
-    "  --algo A         ring (NCCL's rings; over whole nodes, rail-aligned channels that\n"
-    "                   use every NIC), tree (all-reduce over whole nodes: NCCL's double\n"
-    "                   binary tree per rail across nodes), hier (rings inside nodes, then\n"
-    "                   one ring per rail across nodes) or auto (default: the tree for\n"
-    "                   all-reduces across nodes below 256 MiB, like NCCL's tuner, else\n"
-    "                   the ring)\n"
+    "  --algo A         auto (default: NCCL's tuner picks the algorithm and protocol per\n"
+    "                   size), ring (NCCL_ALGO=Ring; over whole nodes, rail-aligned\n"
+    "                   channels that use every NIC), tree (all-reduce: NCCL's double\n"
+    "                   binary tree), or hier (zerosim's own: rings inside nodes, then\n"
+    "                   one ring per rail across nodes, timed as NCCL's ring)\n"
+    "  --comm-model nccl|ideal\n"
+    "                   nccl (default): NCCL's tuning model gives the algorithm, protocol\n"
+    "                   (LL, LL128, Simple), latency and protocol bandwidth limits, SimGrid\n"
+    "                   the flows; ideal: steps x route latency + volume / link rate, the\n"
+    "                   seed chapter's fluid ring (docs/COLLECTIVES.md)\n"
     "  --min-bytes A    smallest size, with an optional K, M, G suffix (default 8)\n"
     "  --max-bytes B    largest size (default 8G)\n"
     "  --stepwise       simulate every ring step as its own message (slower; validates\n"
-    "                   the default fluid mode)\n"
+    "                   the fluid flows of the ideal model, whose latencies it keeps)\n"
     "  --json FILE|-    also write the rows as a JSON array to FILE; '-' writes only JSON\n"
     "  -h, --help       this text\n"
     "\n"
@@ -56,12 +61,14 @@ enum {
     OPT_MAX,
     OPT_STEPWISE,
     OPT_JSON,
+    OPT_COMM_MODEL,
     N_OPTS
 };
 
-/* Simulates one collective of `bytes` over all n ranks; returns its time or -1. */
+/* Simulates one collective of `bytes` over all n ranks; returns its time or -1, and how it
+ * ran in *out_info. */
 static double simulate(uint32_t n, CollectiveKind op, double bytes, const EngineOptions *opts,
-                       uint32_t *members, Err *err)
+                       uint32_t *members, EngineCollInfo *out_info, Err *err)
 {
     Graph *g = graph_create(n);
     uint32_t group = graph_add_group(g, members, n);
@@ -70,6 +77,7 @@ static double simulate(uint32_t n, CollectiveKind op, double bytes, const Engine
     EngineResult r;
     if (graph_finalize(g, err) == 0 && engine_run(g, opts, &r, err) == 0) {
         time_s = r.makespan_s;
+        *out_info = r.coll_info[0];
         engine_result_fini(&r);
     }
     graph_destroy(g);
@@ -97,11 +105,16 @@ static void write_json(FILE *out, const void *table)
 int cmd_collective(int argc, char **argv)
 {
     CliOption o[N_OPTS] = {
-        [OPT_PLATFORM] = {"--platform", true, NULL}, [OPT_OP] = {"--op", true, NULL},
-        [OPT_GPUS] = {"--gpus", true, NULL},         [OPT_NODES] = {"--nodes", true, NULL},
-        [OPT_ALGO] = {"--algo", true, NULL},         [OPT_MIN] = {"--min-bytes", true, NULL},
-        [OPT_MAX] = {"--max-bytes", true, NULL},     [OPT_STEPWISE] = {"--stepwise", false, NULL},
+        [OPT_PLATFORM] = {"--platform", true, NULL},
+        [OPT_OP] = {"--op", true, NULL},
+        [OPT_GPUS] = {"--gpus", true, NULL},
+        [OPT_NODES] = {"--nodes", true, NULL},
+        [OPT_ALGO] = {"--algo", true, NULL},
+        [OPT_MIN] = {"--min-bytes", true, NULL},
+        [OPT_MAX] = {"--max-bytes", true, NULL},
+        [OPT_STEPWISE] = {"--stepwise", false, NULL},
         [OPT_JSON] = {"--json", true, NULL},
+        [OPT_COMM_MODEL] = {"--comm-model", true, NULL},
     };
     const char *cmd = "collective";
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
@@ -109,12 +122,18 @@ int cmd_collective(int argc, char **argv)
         return rc == 1 ? EXIT_OK : rc;
     if (cli_require(cmd, o, OPT_PLATFORM, OPT_OP))
         return EXIT_BAD_USAGE;
-    int op_value = 0, algo = COLL_ALGO_AUTO;
+    int op_value = 0, algo = COLL_ALGO_AUTO, comm_model = COMM_MODEL_NCCL;
     if (cli_choice(cmd, "--op", &choices_collective, false, o[OPT_OP].value, &op_value) ||
-        cli_choice(cmd, "--algo", &choices_algo, false, o[OPT_ALGO].value, &algo))
+        cli_choice(cmd, "--algo", &choices_algo, false, o[OPT_ALGO].value, &algo) ||
+        cli_choice(cmd, "--comm-model", &choices_comm_model, false, o[OPT_COMM_MODEL].value,
+                   &comm_model))
         return EXIT_BAD_USAGE;
     const CollectiveKind op = (CollectiveKind)op_value;
-    EngineOptions opts = {.algo = (CollAlgo)algo, .is_stepwise = o[OPT_STEPWISE].value != NULL};
+    EngineOptions opts = {.algo = (CollAlgo)algo,
+                          .comm_model = (CommModel)comm_model,
+                          .is_stepwise = o[OPT_STEPWISE].value != NULL};
+    if (opts.is_stepwise) /* steps check the ideal model's fluid flows */
+        opts.comm_model = COMM_MODEL_IDEAL;
     uint64_t gpus = 0, nodes = 0, min_bytes = 8, max_bytes = 8ull << 30;
     if (cli_count(cmd, "--gpus", o[OPT_GPUS].value, &gpus) ||
         cli_count(cmd, "--nodes", o[OPT_NODES].value, &nodes) ||
@@ -155,15 +174,16 @@ int cmd_collective(int argc, char **argv)
     size_t n_rows = 0;
     CollectiveRow rows[64];
     for (uint64_t bytes = min_bytes; bytes <= max_bytes && n_rows < 64; bytes *= 2) {
-        double t = simulate(n, op, (double)bytes, &opts, members, &err);
+        EngineCollInfo info;
+        double t = simulate(n, op, (double)bytes, &opts, members, &info, &err);
         if (t < 0) {
             fprintf(stderr, "zerosim: %s\n", err.msg);
             free(members);
             return EXIT_BAD_INPUT;
         }
         double algbw = t > 0 ? (double)bytes / t : 0.0;
-        rows[n_rows++] =
-            (CollectiveRow){(double)bytes, t, algbw, algbw * collective_busbw_factor(op, n)};
+        rows[n_rows++] = (CollectiveRow){
+            (double)bytes, t, algbw, algbw * collective_busbw_factor(op, n), info.algo, info.proto};
     }
     free(members);
 
@@ -171,13 +191,16 @@ int cmd_collective(int argc, char **argv)
     char title[256];
     snprintf(title, sizeof title,
              "zerosim collective: %s on %s, %u GPUs (%llu node%s x %llu), "
-             "algorithm %s, %s mode",
+             "algorithm %s, %s model, %s mode",
              graph_collective_name(op), platform.name, n, (unsigned long long)platform.n_nodes,
              platform.n_nodes == 1 ? "" : "s", (unsigned long long)platform.gpus_per_node,
-             opts.algo == COLL_ALGO_AUTO && aligned && op == COLL_ALL_REDUCE
+             opts.comm_model == COMM_MODEL_NCCL
+                 ? (opts.algo == COLL_ALGO_AUTO ? "auto (NCCL's choice per size)"
+                                                : collective_algo_name(opts.algo))
+             : opts.algo == COLL_ALGO_AUTO && aligned && op == COLL_ALL_REDUCE
                  ? "auto (tree below 256 MiB, ring above)"
                  : collective_algo_name(collective_resolve(opts.algo, aligned, op, 0.0)),
-             opts.is_stepwise ? "stepwise" : "fluid");
+             collective_comm_model_name(opts.comm_model), opts.is_stepwise ? "stepwise" : "fluid");
     Table table = {title, rows, n_rows};
     if (cli_emit_report(o[OPT_JSON].value, write_text, write_json, &table, &err)) {
         fprintf(stderr, "zerosim: %s\n", err.msg);

@@ -65,8 +65,12 @@ static const char *const help =
     "                   PCIe, NVLink, CPU Adam and NVMe rates; docs/CALIBRATION.md)\n"
     "  --algo auto|ring|tree|hier\n"
     "                   collective algorithm (docs/COLLECTIVES.md); auto, the default,\n"
-    "                   picks NCCL's tree for all-reduces across nodes below 256 MiB and\n"
-    "                   its rail-aligned rings otherwise\n"
+    "                   is NCCL's choice per collective and size; ring and tree force\n"
+    "                   NCCL_ALGO; hier is zerosim's two-level scheme\n" CLI_HELP_RUN_OPTIONS
+    "  --comm-model nccl|ideal\n"
+    "                   nccl (default): NCCL's tuning model (algorithms x protocols,\n"
+    "                   base and per-hop latency, per-channel bandwidth caps); ideal: the\n"
+    "                   seed chapter's fluid ring (steps x route latency + volume / rate)\n"
     "  --mode auto|full|symmetric\n"
     "                   full simulates every rank; symmetric simulates two nodes whose\n"
     "                   collectives carry the volumes and steps of all of them (exact for\n"
@@ -106,6 +110,8 @@ enum {
     OPT_EXPANDABLE,
     OPT_MICRO_BATCH, /* CLI_TRAIN_OPTIONS, in their order */
     OPT_PRECISION = OPT_MICRO_BATCH + CLI_N_TRAIN_OPTIONS - 1,
+    OPT_COMM_MODEL,
+    OPT_DS_VERSION,
     N_OPTS
 };
 
@@ -180,6 +186,8 @@ int cmd_run(int argc, char **argv)
         [OPT_HEADROOM] = {"--headroom", true, NULL},
         [OPT_EXPANDABLE] = {"--expandable-segments", false, NULL},
         [OPT_MICRO_BATCH] = CLI_TRAIN_OPTIONS,
+        [OPT_COMM_MODEL] = {"--comm-model", true, NULL},
+        [OPT_DS_VERSION] = {"--deepspeed-version", true, NULL},
     };
     const char *cmd = "run";
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
@@ -208,14 +216,17 @@ int cmd_run(int argc, char **argv)
                              .has_activations = true,
                              .delayed_param_update = o[OPT_DPU].value != NULL};
     int fsdp = FSDP_NONE, prefetch = 0 /* on */, variant = SCHEDULE_DEEPSPEED,
-        mode = SIM_MODE_AUTO, algo = COLL_ALGO_AUTO;
+        mode = SIM_MODE_AUTO, algo = COLL_ALGO_AUTO, comm_model = COMM_MODEL_NCCL;
     if (cli_choice(cmd, "--fsdp", &choices_fsdp, true, o[OPT_FSDP].value, &fsdp) ||
         cli_choice(cmd, "--fsdp-backward-prefetch", &choices_on_off, false,
                    o[OPT_FSDP_PREFETCH].value, &prefetch) ||
         cli_choice(cmd, "--schedule", &choices_schedule, false, o[OPT_SCHEDULE].value,
                    &variant) ||
         cli_choice(cmd, "--mode", &choices_mode, false, o[OPT_MODE].value, &mode) ||
-        cli_choice(cmd, "--algo", &choices_algo, false, o[OPT_ALGO].value, &algo))
+        cli_choice(cmd, "--algo", &choices_algo, false, o[OPT_ALGO].value, &algo) ||
+        cli_choice(cmd, "--comm-model", &choices_comm_model, false, o[OPT_COMM_MODEL].value,
+                   &comm_model) ||
+        cli_deepspeed_version(cmd, o[OPT_DS_VERSION].value, &sched.zero3_generation))
         return EXIT_BAD_USAGE;
     sched.variant = (ScheduleVariant)variant;
     const char *json = o[OPT_JSON].value, *trace = o[OPT_TRACE].value;
@@ -223,7 +234,9 @@ int cmd_run(int argc, char **argv)
     if (is_trace_stdout && json && strcmp(json, "-") == 0)
         return cli_usage_error(cmd, "--json - and --trace -: expected at most one of them on "
                                     "stdout, got both");
-    EngineOptions eng = {.algo = (CollAlgo)algo, .show_progress = isatty(fileno(stderr))};
+    EngineOptions eng = {.algo = (CollAlgo)algo,
+                         .comm_model = (CommModel)comm_model,
+                         .show_progress = isatty(fileno(stderr))};
 
     Err err = {0};
     ModelConfig model = {0};
@@ -276,6 +289,10 @@ int cmd_run(int argc, char **argv)
     if (o[OPT_HEADROOM].value == NULL)
         strlist_addf(&setup_defaults, "--headroom %.2f (of GPU memory kept free)",
                      ESTIMATE_DEFAULT_HEADROOM_FRACTION);
+    if (o[OPT_DS_VERSION].value == NULL && train.zero.stage == 3 && fsdp == FSDP_NONE &&
+        sched.variant == SCHEDULE_DEEPSPEED)
+        strlist_addf(&setup_defaults, "--deepspeed-version " CLI_DEEPSPEED_DEFAULT_VERSION
+                                      ": ZeRO-3 gathers one submodule per all-gather");
 
     Estimate est;
     if (estimate_build(&model, &train, &platform, &est_opts, &est, &err))
@@ -313,6 +330,7 @@ int cmd_run(int argc, char **argv)
                         .n_steps = (uint32_t)steps,
                         .schedule = zero_schedule_variant_name(sched.variant),
                         .algo = collective_algo_name(eng.algo),
+                        .comm_model = collective_comm_model_name(eng.comm_model),
                         .mode = choices_name(&choices_mode, is_symmetric ? SIM_MODE_SYMMETRIC : SIM_MODE_FULL),
                         .simulated_gpus = graph_n_ranks(graph),
                         .build_wall_s = build_s};

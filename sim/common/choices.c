@@ -19,6 +19,7 @@ static const char *const recompute_names[] = {"none", "selective", "full", NULL}
 static const char *const collective_names[] = {"all_reduce", "all_gather", "reduce_scatter",
                                                "broadcast", NULL};
 static const char *const on_off_names[] = {"on", "off", NULL};
+static const char *const comm_model_names[] = {"nccl", "ideal", NULL};
 static const char *const flash_names[] = {"on", "v2", "v1", "off", NULL};
 
 const Choices choices_algo = {algo_names, false};
@@ -29,6 +30,7 @@ const Choices choices_recompute = {recompute_names, false};
 const Choices choices_collective = {collective_names, false};
 const Choices choices_on_off = {on_off_names, false};
 const Choices choices_flash = {flash_names, false};
+const Choices choices_comm_model = {comm_model_names, false};
 
 int choices_parse(const Choices *c, const char *text)
 {

@@ -6,6 +6,8 @@
 
 #include "../common/choices.h"
 
+_Static_assert(COMM_MODEL_NCCL == 0 && COMM_MODEL_IDEAL == 1,
+               "choices_comm_model lists the models in CommModel order");
 _Static_assert(COLL_ALGO_AUTO == 0 && COLL_ALGO_RING == 1 && COLL_ALGO_HIER == 2 &&
                    COLL_ALGO_TREE == 3,
                "choices_algo lists the algorithms in CollAlgo order");
@@ -192,6 +194,11 @@ void collective_plan(const Platform *p, CollectiveKind kind, CollAlgo algo, bool
 const char *collective_algo_name(CollAlgo algo)
 {
     return choices_name(&choices_algo, (int)algo); /* in CollAlgo order */
+}
+
+const char *collective_comm_model_name(CommModel model)
+{
+    return choices_name(&choices_comm_model, (int)model); /* in CommModel order */
 }
 
 double collective_busbw_factor(CollectiveKind kind, uint32_t n)

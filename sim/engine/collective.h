@@ -36,6 +36,12 @@
 
 typedef enum CollAlgo { COLL_ALGO_AUTO, COLL_ALGO_RING, COLL_ALGO_HIER, COLL_ALGO_TREE } CollAlgo;
 
+/* How a collective's time is made: NCCL's tuner (model/nccl_model.h) picks the algorithm and
+ * protocol and gives the latency and the protocol's bandwidth limit, SimGrid the flows'
+ * bandwidth under contention (the default); or the ideal fluid ring of the seed chapter, steps
+ * x route latency + volume / link rate, kept for teaching and for the alpha-beta tests. */
+typedef enum CommModel { COMM_MODEL_NCCL, COMM_MODEL_IDEAL } CommModel;
+
 /* Below this size an all-reduce across nodes uses the tree under COLL_ALGO_AUTO: NCCL's tuner
  * prefers its trees where latency dominates and its rings for large messages. */
 #define COLLECTIVE_TREE_MAX_BYTES (256.0 * 1024 * 1024)
@@ -79,6 +85,7 @@ void collective_plan(const Platform *p, CollectiveKind kind, CollAlgo algo, bool
                      double bytes, uint32_t root_index, CollPlan *out);
 
 const char *collective_algo_name(CollAlgo algo);
+const char *collective_comm_model_name(CommModel model);
 
 /* nccl-tests' bus-bandwidth factor: all-reduce 2(n-1)/n, all-gather and reduce-scatter
  * (n-1)/n, broadcast 1. */

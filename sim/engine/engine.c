@@ -52,8 +52,9 @@ struct Run {
     uint32_t *remaining; /* per op: unfinished cross-stream dependencies */
     OpId *waiting;       /* per stream: the op its actor is parked on, or GRAPH_NO_OP */
     sg_sem_t *sems;      /* per stream */
-    uint8_t *algo;       /* per collective: resolved CollAlgo */
+    uint8_t *algo;       /* per collective: resolved CollAlgo (the flows' shape) */
     bool *is_aligned;    /* per collective: its group is whole nodes */
+    double *min_bw_s;    /* per collective: the protocol's bound on the bandwidth part */
     StreamActor *actors;
     uint32_t n_finished;
     uint32_t n_done; /* ops completed, for progress */
@@ -231,6 +232,69 @@ static double phase_hop_latency(const Op *op, const CollPhase *ph)
     return worst;
 }
 
+/* Nodes a group spans: members are in rank order within each node's block. */
+static uint32_t group_n_nodes(const Platform *p, const uint32_t *members, uint32_t n)
+{
+    uint32_t n_nodes = 0, last = UINT32_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t node = topology_node(p, members[i]);
+        if (node != last) {
+            n_nodes++;
+            last = node;
+        }
+    }
+    return n_nodes ? n_nodes : 1;
+}
+
+/* Collective c's algorithm, protocol and latency over n simulated members on n_nodes nodes.
+ * In symmetric mode the group stands for n_logical ranks on proportionally more nodes, and
+ * NCCL tunes for those. */
+static void resolve_collective(Run *run, uint32_t c, uint32_t n, uint32_t n_nodes)
+{
+    const Platform *p = &engine.platform;
+    const Collective *coll = &run->collectives[c];
+    const CollectiveKind kind = (CollectiveKind)coll->kind;
+    const uint32_t n_ranks = coll->n_logical > n ? coll->n_logical : n;
+    const uint32_t logical_nodes = n_nodes * (n_ranks / (n ? n : 1));
+    EngineCollInfo *info = &run->out->coll_info[c];
+    info->n_ranks = n_ranks;
+    info->n_calls = coll->n_calls > 1 ? coll->n_calls : 1;
+    info->n_nodes = logical_nodes;
+    /* Stepwise mode checks the fluid flows step by step: it keeps the ideal latencies. */
+    if (run->opts.comm_model == COMM_MODEL_IDEAL || run->opts.is_stepwise || n_ranks < 2) {
+        CollAlgo a = collective_resolve(run->opts.algo, run->is_aligned[c], kind, coll->bytes);
+        run->algo[c] = (uint8_t)a;
+        info->algo = collective_algo_name(a);
+        info->proto = run->opts.is_stepwise ? "steps" : "fluid";
+        return;
+    }
+    NcclComm comm;
+    nccl_model_comm(p, n_ranks, logical_nodes, &comm);
+    /* CollectiveKind and NcclFunc list the same collectives in the same order. */
+    const NcclFunc func = (NcclFunc)kind;
+    bool force = run->opts.algo == COLL_ALGO_RING || run->opts.algo == COLL_ALGO_TREE ||
+                 run->opts.algo == COLL_ALGO_HIER;
+    NcclAlgo forced = run->opts.algo == COLL_ALGO_TREE ? NCCL_ALGO_TREE : NCCL_ALGO_RING;
+    /* A collective standing for several back-to-back calls (per-submodule fetches): NCCL
+     * tunes each call of bytes / n_calls, and every call pays its latency. */
+    const double n_calls = coll->n_calls > 1 ? (double)coll->n_calls : 1.0;
+    NcclChoice ch = nccl_model_choose(&comm, func, coll->bytes / n_calls, force, forced);
+    /* The flows' shape: NCCL's tree as collective.h's tree (whole nodes, all-reduce), its
+     * rings and PAT as the (channelised) ring; hier is zerosim's own, timed as NCCL's ring. */
+    CollAlgo shape = run->opts.algo == COLL_ALGO_HIER ? COLL_ALGO_HIER
+                     : ch.algo == NCCL_ALGO_TREE      ? COLL_ALGO_TREE
+                                                      : COLL_ALGO_RING;
+    run->algo[c] = (uint8_t)collective_resolve(shape, run->is_aligned[c], kind, coll->bytes);
+    info->algo = run->opts.algo == COLL_ALGO_HIER ? "hier" : nccl_model_algo_name(ch.algo);
+    info->proto = nccl_model_proto_name(ch.proto);
+    info->latency_s = n_calls * ch.latency_s;
+    /* Ring/Simple moves at the links' rate: SimGrid's flows are its bandwidth. Other pairs run
+     * below it (LL's flag words, LL128's, the tree's and PAT's limits): their bandwidth part
+     * takes at least bytes / NCCL's bandwidth. */
+    if (!(ch.algo == NCCL_ALGO_RING && ch.proto == NCCL_PROTO_SIMPLE))
+        run->min_bw_s[c] = coll->bytes / ch.algbw_bytes_per_s;
+}
+
 static void run_collective(Run *run, OpId id)
 {
     const Op *op = &run->ops[id];
@@ -277,7 +341,9 @@ static void run_collective(Run *run, OpId id)
         return;
     }
     /* Fluid: every flow at once; each pays its route latency; the member then waits out the
-     * remaining step latencies of the pipeline. */
+     * rest of the latency term: the pipeline's step latencies (ideal model) or NCCL's latency
+     * (nccl model), and, under NCCL, whatever the protocol's bandwidth bound adds to what the
+     * flows took. */
     size_t n_comms = 0;
     double latency = 0.0, paid = 0.0;
     for (uint32_t k = 0; k < plan.n_phases; k++) {
@@ -287,11 +353,18 @@ static void run_collective(Run *run, OpId id)
         if (hop > paid)
             paid = hop;
     }
+    double t0 = simgrid_get_clock();
     sg_comm_wait_all(comms, n_comms);
     if (kernels)
         sg_exec_cancel(kernels);
-    if (latency > paid)
-        sg_actor_sleep_for(latency - paid);
+    double wait = latency - paid;
+    if (run->opts.comm_model == COMM_MODEL_NCCL) {
+        double flows_s = simgrid_get_clock() - t0 - paid, bound_s = run->min_bw_s[op->ref];
+        wait = run->out->coll_info[op->ref].latency_s - paid +
+               (bound_s > flows_s ? bound_s - flows_s : 0.0);
+    }
+    if (wait > 0)
+        sg_actor_sleep_for(wait);
 }
 
 /* A blocking flow between two hosts (copies between a GPU and its node's CPU). */
@@ -439,20 +512,22 @@ int engine_run(const Graph *g, const EngineOptions *opts, EngineResult *out, Err
     run.actors = xmalloc((n_streams ? n_streams : 1) * sizeof *run.actors);
     run.algo = xmalloc(n_coll ? n_coll : 1);
     run.is_aligned = xmalloc(n_coll ? n_coll : 1);
-    /* Resolve each group's algorithm once: node alignment is O(group size). */
-    uint32_t cached_group = UINT32_MAX;
+    run.min_bw_s = xcalloc(n_coll ? n_coll : 1, sizeof *run.min_bw_s);
+    out->coll_info = xcalloc(n_coll ? n_coll : 1, sizeof *out->coll_info);
+    /* Resolve each group's algorithm once: node alignment and node count are O(group size). */
+    uint32_t cached_group = UINT32_MAX, cached_nodes = 1;
     bool cached_aligned = false;
     for (uint32_t c = 0; c < n_coll; c++) {
-        if (run.collectives[c].group != cached_group) {
-            uint32_t n;
-            const uint32_t *members = graph_group(g, run.collectives[c].group, &n);
-            cached_group = run.collectives[c].group;
+        const Collective *coll = &run.collectives[c];
+        uint32_t n = 0;
+        const uint32_t *members = graph_group(g, coll->group, &n);
+        if (coll->group != cached_group) {
+            cached_group = coll->group;
             cached_aligned = collective_is_node_aligned(p, members, n);
+            cached_nodes = group_n_nodes(p, members, n);
         }
-        run.algo[c] = (uint8_t)collective_resolve(opts->algo, cached_aligned,
-                                                  (CollectiveKind)run.collectives[c].kind,
-                                                  run.collectives[c].bytes);
         run.is_aligned[c] = cached_aligned;
+        resolve_collective(&run, c, n, cached_nodes);
     }
 
     run.wall0 = wall_clock();
@@ -503,6 +578,7 @@ int engine_run(const Graph *g, const EngineOptions *opts, EngineResult *out, Err
     free(run.actors);
     free(run.algo);
     free(run.is_aligned);
+    free(run.min_bw_s);
     return rc;
 }
 
@@ -512,6 +588,7 @@ void engine_result_fini(EngineResult *r)
     free(r->op_end_s);
     free(r->link_bytes);
     free(r->coll_bytes);
+    free(r->coll_info);
     memory_destroy(r->memory);
     memset(r, 0, sizeof *r);
 }

@@ -6,10 +6,12 @@
  * cross-stream dependencies are not done parks its actor on the stream's semaphore until the
  * last one completes (O(1) per dependency, no allocation while running). COMPUTE becomes a
  * SimGrid execution, COPY a flow between the host and GPU (D2D a local HBM transfer), DISK an
- * I/O on the node's NVMe, COLLECTIVE the member's flows from collective.h, ALLOC/FREE an
- * update of the memory tracker. All contention comes from SimGrid's flow model (CM02, shared
- * links). SimGrid keeps global state: engine_init() once per process, then any number of
- * engine_run() calls on that platform. The only place that includes SimGrid headers.
+ * I/O on the node's NVMe, COLLECTIVE the member's flows from collective.h with the latency
+ * and protocol bound of NCCL's cost model (model/nccl_model.h, resolved once per collective
+ * before the run), ALLOC/FREE an update of the memory tracker. All contention comes from
+ * SimGrid's flow model (CM02, shared links). SimGrid keeps global state: engine_init() once
+ * per process, then any number of engine_run() calls on that platform. The only place that
+ * includes SimGrid headers.
  */
 #ifndef ZEROSIM_ENGINE_ENGINE_H
 #define ZEROSIM_ENGINE_ENGINE_H
@@ -17,6 +19,7 @@
 #include "../common/err.h"
 #include "../common/precision.h"
 #include "../inputs/platform.h"
+#include "../model/nccl_model.h"
 #include "../schedule/graph.h"
 #include "collective.h"
 #include "memory.h"
@@ -26,14 +29,26 @@
 #include <stdint.h>
 
 typedef struct EngineOptions {
-    CollAlgo algo;      /* auto: hier for whole-node groups across nodes, else ring */
-    bool is_stepwise;   /* every ring step as its own flow (validation of fluid mode) */
-    const bool *traced; /* n_ranks flags: record memory timelines; may be NULL */
-    bool show_progress; /* on stderr, once the run has taken more than a second */
+    CollAlgo algo;        /* auto: NCCL's choice (the ideal model: tree below 256 MiB for
+                             whole-node all-reduces, else ring); ring, tree: NCCL_ALGO */
+    CommModel comm_model; /* nccl (0, the default) or ideal */
+    bool is_stepwise;     /* every ring step as its own flow (validation of fluid mode) */
+    const bool *traced;   /* n_ranks flags: record memory timelines; may be NULL */
+    bool show_progress;   /* on stderr, once the run has taken more than a second */
     double gpu_outside_bytes;  /* per GPU outside the caching allocator (runtime_memory.h) */
     double gpu_headroom_bytes; /* per GPU kept free by the out-of-memory verdict */
     bool is_expandable_segments; /* PyTorch's expandable_segments allocator mode */
 } EngineOptions;
+
+/* How one collective ran (the same for all its members). */
+typedef struct EngineCollInfo {
+    const char *algo;  /* "ring", "tree", "pat", "hier" (static strings) */
+    const char *proto; /* "LL", "LL128", "Simple"; "fluid" under the ideal model */
+    uint32_t n_ranks;  /* the communicator's ranks (symmetric mode: the logical group) */
+    uint32_t n_nodes;
+    uint32_t n_calls; /* NCCL calls it stands for (graph.h's n_calls), 1 at least */
+    double latency_s; /* the latency term charged to every member, all calls together */
+} EngineCollInfo;
 
 typedef struct EngineResult {
     double makespan_s; /* from the first op to the last */
@@ -44,6 +59,7 @@ typedef struct EngineResult {
     uint32_t n_ranks;
     double (*link_bytes)[LINK_N_CLASSES]; /* per rank: bytes it sent over each link class */
     double (*coll_bytes)[COLL_N_KINDS];   /* per rank: bytes it sent in each collective kind */
+    EngineCollInfo *coll_info;            /* per collective of the graph */
     uint64_t n_activities;                /* SimGrid executions, flows and I/Os started */
     double wall_s;                        /* host time spent in SimGrid */
 } EngineResult;

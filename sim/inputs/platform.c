@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const top_keys[] = {"name", "description", "nodes",  "gpus_per_node",
-                                       "gpu",  "nvlink",      "pcie",   "cpu",
-                                       "nvme", "nic",         "fabric", "runtime", NULL};
+static const char *const top_keys[] = {"name",   "description", "nodes", "gpus_per_node", "gpu",
+                                       "nvlink", "pcie",        "cpu",   "nvme",          "nic",
+                                       "fabric", "nccl",        "runtime", NULL};
 static const char *const gpu_keys[] = {"model",
                                        "fp32_flops_per_s",
                                        "fp16_flops_per_s",
@@ -53,6 +53,9 @@ static const char *const fabric_keys[] = {"topology", "oversubscription", "laten
 static const char *const runtime_keys[] = {"cuda_context_bytes", "cublas_workspace_bytes",
                                            "nccl_channels", "source", NULL};
 static const char *const topologies[] = {"fat_tree", "rail_optimized", NULL};
+static const char *const nccl_keys[] = {"arch", "cpu_vendor", "channels", "source", NULL};
+static const char *const archs[] = {"volta", "ampere", "hopper", "blackwell", NULL};
+static const char *const cpu_vendors[] = {"intel", "amd", NULL};
 
 #define MAX_COUNT (1u << 20)
 #define MAX_RATE 1e18     /* bytes/s or FLOP/s: three orders above any machine */
@@ -288,6 +291,24 @@ static int read_runtime(const cJSON *root, JsonAt at, Platform *p, Err *err)
                : 0;
 }
 
+/* What NCCL's tuner needs of the machine (engine's collectives, model/nccl_model.c). */
+static int read_nccl(const cJSON *root, JsonAt at, Platform *p, Err *err)
+{
+    const cJSON *n = section(root, "nccl", at, true, nccl_keys, err);
+    JsonAt s = {at.file, "nccl"};
+    int arch = 0, vendor = 0;
+    if (n == NULL ||
+        jsonfile_require(jsonfile_get_enum(n, "arch", s, archs, &arch, err), "arch", s,
+                         "one of \"volta\", \"ampere\", \"hopper\", \"blackwell\"", err) ||
+        jsonfile_require(jsonfile_get_enum(n, "cpu_vendor", s, cpu_vendors, &vendor, err),
+                         "cpu_vendor", s, "one of \"intel\", \"amd\"", err) ||
+        need_u64(n, "channels", s, 1, 64, &p->nccl.channels, err) || read_source(n, s, err))
+        return -1;
+    p->nccl.arch = (PlatformArch)arch;
+    p->nccl.cpu_vendor = (PlatformCpuVendor)vendor;
+    return 0;
+}
+
 /* Rules that tie sections together; messages name the key that breaks them. */
 static int check_consistency(const Platform *p, const char *file, Err *err)
 {
@@ -328,7 +349,7 @@ int platform_parse(Platform *out, const char *file, const char *text, size_t n_b
         read_gpu(root, at, out, err) || read_nvlink(root, at, out, err) ||
         read_pcie(root, at, out, err) || read_cpu(root, at, out, err) ||
         read_nvme(root, at, out, err) || read_network(root, at, out, err) ||
-        read_runtime(root, at, out, err) ||
+        read_runtime(root, at, out, err) || read_nccl(root, at, out, err) ||
         check_consistency(out, file, err);
     cJSON_Delete(root);
     return rc ? -1 : 0;

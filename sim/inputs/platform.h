@@ -25,6 +25,18 @@ typedef struct LinkSpec {
 
 typedef enum FabricTopology { FABRIC_FAT_TREE, FABRIC_RAIL_OPTIMIZED } FabricTopology;
 
+/* The GPU generation, as NCCL's tuner indexes its tables (compute capability 7.x, 8.x, 9.x,
+ * 10.x), and the host CPU vendor, which selects its multi-node LL limits and network post
+ * overhead (src/graph/tuning.cc). */
+typedef enum PlatformArch {
+    PLATFORM_ARCH_VOLTA,
+    PLATFORM_ARCH_AMPERE,
+    PLATFORM_ARCH_HOPPER,
+    PLATFORM_ARCH_BLACKWELL,
+    PLATFORM_N_ARCHS
+} PlatformArch;
+typedef enum PlatformCpuVendor { PLATFORM_CPU_INTEL, PLATFORM_CPU_AMD } PlatformCpuVendor;
+
 typedef struct Platform {
     char name[64];
     char description[256];
@@ -97,6 +109,12 @@ typedef struct Platform {
         double oversubscription; /* >= 1; 1 = full bisection */
         double latency_s;        /* switch traversal, added to NIC latency */
     } fabric;
+
+    struct {
+        PlatformArch arch;
+        PlatformCpuVendor cpu_vendor;
+        uint64_t channels; /* the channels of NCCL's ring graph on this machine */
+    } nccl;
 } Platform;
 
 /* Parses platform JSON text; `file` names it in messages. */

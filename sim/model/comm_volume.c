@@ -32,6 +32,9 @@ void comm_volume(const TrainConfig *cfg, const ModelParams *params, const ZeroMe
         uint64_t n_shard = zero_shard_gpus(&cfg->zero, n_gpus);
         uint64_t gathered = (psi - mem->persistent_elems) * mem->param_bytes;
         out->all_gather = grad_accum * 2 * ring_share(gathered, n_shard);
+        /* after the optimizer step the persistent parameters are all-gathered once
+         * (DeepSpeed stage3.py _post_step: persistent_parameters[0].all_gather) */
+        out->all_gather += ring_share(mem->persistent_elems * mem->param_bytes, n_shard);
         out->reduce_scatter = grad_accum * ring_share(grads, n_shard);
         if (n_shard < n_gpus)
             out->all_reduce = grad_accum * 2 * ring_share(grads / n_shard, n_gpus / n_shard);

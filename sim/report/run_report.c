@@ -62,15 +62,16 @@ void run_report_text(FILE *out, const RunReport *r)
             in->model->name, in->train->zero.stage, p->name, (unsigned long long)platform_n_gpus(p),
             (unsigned long long)p->n_nodes, p->n_nodes == 1 ? "" : "s",
             (unsigned long long)p->gpus_per_node);
-    fprintf(out,
-            "schedule %s, collectives %s, %u step%s; batch %llu = micro %llu x accumulation "
-            "%llu x %llu GPUs, sequence %llu, recompute %s, %s\n\n",
-            r->schedule, r->algo, r->n_steps, r->n_steps == 1 ? "" : "s",
-            (unsigned long long)e->setup.global_batch, (unsigned long long)e->setup.micro_batch,
-            (unsigned long long)e->setup.grad_accum, (unsigned long long)e->setup.n_gpus,
-            (unsigned long long)e->setup.seq_len,
-            setup_recompute_name(e->setup.recompute, e->setup.checkpoint_every, rec, sizeof rec),
-            precision_name(in->train->precision));
+    fprintf(
+        out,
+        "schedule %s, collectives %s (%s model), %u step%s; batch %llu = micro %llu x accumulation "
+        "%llu x %llu GPUs, sequence %llu, recompute %s, %s\n\n",
+        r->schedule, r->algo, r->comm_model ? r->comm_model : "nccl", r->n_steps,
+        r->n_steps == 1 ? "" : "s", (unsigned long long)e->setup.global_batch,
+        (unsigned long long)e->setup.micro_batch, (unsigned long long)e->setup.grad_accum,
+        (unsigned long long)e->setup.n_gpus, (unsigned long long)e->setup.seq_len,
+        setup_recompute_name(e->setup.recompute, e->setup.checkpoint_every, rec, sizeof rec),
+        precision_name(in->train->precision));
 
     fprintf(out, "step time        %.4f s   (compute-bound lower bound %.4f s)\n", m.step_s,
             e->compute_bound_step_s);
@@ -194,6 +195,7 @@ void run_report_json(FILE *out, const RunReport *r)
     json_begin_object(&w);
     json_kv_string(&w, "schedule", r->schedule);
     json_kv_string(&w, "collective_algorithm", r->algo);
+    json_kv_string(&w, "comm_model", r->comm_model ? r->comm_model : "nccl");
     json_kv_u64(&w, "steps", r->n_steps);
     json_kv_string(&w, "mode", r->mode);
     json_kv_u64(&w, "simulated_gpus", r->simulated_gpus);

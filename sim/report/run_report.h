@@ -21,6 +21,7 @@ typedef struct RunReport {
     uint32_t n_steps;
     const char *schedule;    /* "deepspeed" or "textbook" */
     const char *algo;        /* collective algorithm */
+    const char *comm_model;  /* "nccl" or "ideal" (engine's CommModel) */
     const char *mode;        /* "full" or "symmetric" */
     uint32_t simulated_gpus; /* ranks in the graph (fewer than the GPUs when symmetric) */
     Breakdown breakdown;     /* of rank 0 */

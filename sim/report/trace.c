@@ -142,6 +142,15 @@ static void write_op(JsonWriter *w, const Graph *g, const EngineResult *r, OpId 
         json_kv_u64(w, "group_size", n_members);
         if (c->kind == COLL_BROADCAST)
             json_kv_u64(w, "root", c->root);
+        /* how it ran: NCCL's algorithm and protocol, and the communicator it was tuned for
+         * (in symmetric mode the logical group, larger than the simulated members) */
+        const EngineCollInfo *info = &r->coll_info[op->ref];
+        json_kv_string(w, "algorithm", info->algo ? info->algo : "");
+        json_kv_string(w, "protocol", info->proto ? info->proto : "");
+        json_kv_u64(w, "ranks", info->n_ranks);
+        json_kv_u64(w, "nodes", info->n_nodes);
+        json_kv_u64(w, "calls", info->n_calls);
+        json_kv_double(w, "latency_us", info->latency_s * 1e6);
         break;
     }
     case OP_COPY:

@@ -48,6 +48,11 @@ typedef struct Builder {
     double *unit_gathered;    /* per unit: 16-bit bytes ZeRO-3 gathers (persistent excluded) */
     double prefetch_fraction; /* of a unit, the share DeepSpeed's module-by-module prefetch
                                  brings in while the module before computes */
+    uint32_t calls_early;     /* NCCL calls of a layer's prefetched part: one per submodule
+                                 (current DeepSpeed), per parameter (before 0.6), per unit
+                                 (FSDP) */
+    uint32_t calls_late;      /* ... and of the part fetched on demand */
+    bool is_tracing;          /* DeepSpeed's first step records the module order: no prefetch */
     OpId *ops;                /* one op per rank from the last collective_set() */
     OpId *scratch;            /* graph_collective's output, in group order */
     OpId *last_compute;       /* per rank: last op on the compute stream, or GRAPH_NO_OP */
@@ -58,7 +63,9 @@ typedef struct Builder {
     OpId *last_gather;        /* per rank: last op on the gather stream */
     OpId *bucket_prev;        /* per rank: the bucket before the last one (two buffers) */
     OpId *bucket_last;
-    double bucket_elems;                     /* gradients waiting in the current bucket */
+    double bucket_elems;   /* gradients waiting in the current bucket */
+    double bucket_fill;    /* DeepSpeed's parameter-level bucket fill within it (elements) */
+    uint32_t bucket_calls; /* parameter-level buckets already reduced within it */
     uint32_t label_fwd_base, label_bwd_base; /* labels "fwd L<i>" and "bwd L<i>" */
     uint32_t label_recompute_base;           /* "recompute L<i>" */
     /* offload (offload.c) */

@@ -222,6 +222,12 @@ void graph_collective_set_logical(Graph *g, uint32_t instance, uint32_t n_logica
     g->collectives.items[instance].n_logical = n_logical;
 }
 
+void graph_collective_set_calls(Graph *g, uint32_t instance, uint32_t n_calls)
+{
+    assert(!g->is_final && instance < g->collectives.n);
+    g->collectives.items[instance].n_calls = n_calls;
+}
+
 OpId graph_alloc(Graph *g, uint32_t rank, StreamKind stream, MemSpace space, MemCategory category,
                  double bytes, uint32_t *out_buffer)
 {
@@ -520,7 +526,7 @@ const char *graph_collective_name(CollectiveKind kind)
 const char *graph_purpose_name(OpPurpose purpose)
 {
     static const char *const names[] = {"none",      "forward",   "backward",
-                                         "recompute", "optimizer", "sync"};
+                                        "recompute", "optimizer", "sync"};
     _Static_assert(sizeof names / sizeof names[0] == PURPOSE_N, "one name per purpose");
     return names[purpose];
 }

@@ -113,6 +113,8 @@ typedef struct Collective {
     uint32_t root;      /* broadcast root, as a rank */
     OpId first_op;      /* member i's op is first_op + i */
     uint32_t n_logical; /* members it stands for (symmetric mode); 0: its group's size */
+    uint32_t n_calls;   /* NCCL calls it stands for, back to back on its stream, each of
+                           bytes / n_calls (ZeRO-3's per-submodule fetches); 0 or 1: one */
 } Collective;
 
 typedef struct Graph Graph;
@@ -143,6 +145,11 @@ uint32_t graph_collective(Graph *g, CollectiveKind kind, uint32_t group, StreamK
 /* Makes collective `instance` stand for `n_logical` members while its group holds fewer: in
  * symmetric mode a few representative nodes carry the volume and steps of the whole ring. */
 void graph_collective_set_logical(Graph *g, uint32_t instance, uint32_t n_logical);
+
+/* Makes collective `instance` stand for `n_calls` back-to-back calls of bytes / n_calls each
+ * (the engine charges each call's latency): a framework that launches one NCCL call per
+ * submodule or parameter, kept as one op so the event count does not grow with them. */
+void graph_collective_set_calls(Graph *g, uint32_t instance, uint32_t n_calls);
 
 /* A buffer: ALLOC now on (rank, stream); graph_free() later releases it. Returns the ALLOC op;
  * *out_buffer identifies the buffer. */

@@ -38,9 +38,10 @@ static void compute_all(Builder *b, OpPurpose purpose, double amount, uint32_t l
     }
 }
 
-/* One instance per group of the set; b->ops[rank] gets each rank's op. */
+/* One instance per group of the set, standing for n_calls NCCL calls of bytes / n_calls;
+ * b->ops[rank] gets each rank's op. */
 static void collective_set(Builder *b, const GroupSet *set, CollectiveKind kind, StreamKind stream,
-                           double bytes, uint32_t label)
+                           double bytes, uint32_t n_calls, uint32_t label)
 {
     OpId *member_ops = b->scratch;
     for (uint32_t k = 0; k < set->n_groups; k++) {
@@ -50,16 +51,18 @@ static void collective_set(Builder *b, const GroupSet *set, CollectiveKind kind,
                                              label, member_ops);
         if (set->n_logical > n)
             graph_collective_set_logical(b->g, instance, set->n_logical);
+        if (n_calls > 1)
+            graph_collective_set_calls(b->g, instance, n_calls);
         for (uint32_t i = 0; i < n; i++)
             b->ops[members[i]] = member_ops[i];
     }
 }
 
-/* A collective over a group set on `stream`, each rank's op after `after[r]` (may be NULL),
- * with a buffer of `buffer_bytes` (0: none) allocated on the stream around it. Leaves the
- * ops in b->ops. */
+/* A collective over a group set on `stream` standing for n_calls NCCL calls, each rank's op
+ * after `after[r]` (may be NULL), with a buffer of `buffer_bytes` (0: none) allocated on the
+ * stream around it. Leaves the ops in b->ops. */
 static void collective_all(Builder *b, const GroupSet *set, CollectiveKind kind, StreamKind stream,
-                           double bytes, const OpId *after, MemCategory category,
+                           double bytes, uint32_t n_calls, const OpId *after, MemCategory category,
                            double buffer_bytes, uint32_t label)
 {
     uint32_t *buffers = NULL;
@@ -71,7 +74,7 @@ static void collective_all(Builder *b, const GroupSet *set, CollectiveKind kind,
                 builder_depend(b, after[r], a);
         }
     }
-    collective_set(b, set, kind, stream, bytes, label);
+    collective_set(b, set, kind, stream, bytes, n_calls, label);
     for (uint32_t r = 0; r < b->n_ranks; r++) {
         if (after && !buffers)
             builder_depend(b, after[r], b->ops[r]);
@@ -120,10 +123,15 @@ static void flush_bucket(Builder *b, bool is_overlapped)
      * elements, or the largest module when that is bigger. */
     double largest = (double)b->params.largest_module, limit = (double)b->z->reduce_bucket_size;
     double buffer = (limit > largest ? limit : largest) * b->mem.grad_bytes;
-    collective_all(b, set, bucket_kind(b), STREAM_REDUCE, bytes, b->last_compute, MEM_BUFFERS,
-                   bytes < buffer ? bytes : buffer, graph_label(b->g, "grad bucket"));
+    /* the NCCL calls DeepSpeed made for these gradients (param_bucket), the last partial one
+     * included */
+    uint32_t n_calls = b->bucket_calls + (b->bucket_fill > 0 ? 1u : 0u);
+    b->bucket_calls = 0;
+    b->bucket_fill = 0;
+    collective_all(b, set, bucket_kind(b), STREAM_REDUCE, bytes, n_calls, b->last_compute,
+                   MEM_BUFFERS, bytes < buffer ? bytes : buffer, graph_label(b->g, "grad bucket"));
     if (b->z->stage == 3 && b->replicas.n_groups > 0) /* the shard, across the replicas */
-        collective_all(b, &b->replicas, COLL_ALL_REDUCE, STREAM_REDUCE, bytes / b->n_shard, NULL,
+        collective_all(b, &b->replicas, COLL_ALL_REDUCE, STREAM_REDUCE, bytes / b->n_shard, 1, NULL,
                        MEM_BUFFERS, 0, graph_label(b->g, "grad replicas"));
     if (offload_has_optimizer(b))
         offload_gradients(b, elems, b->ops);
@@ -135,16 +143,48 @@ static void flush_bucket(Builder *b, bool is_overlapped)
     }
 }
 
-/* Backward produced the gradients of one unit: bucket them as DeepSpeed does, flushing when
- * the next gradients would overflow reduce_bucket_size. */
-static void add_gradients(Builder *b, double elems, bool is_overlapped)
+/* One parameter's gradient enters DeepSpeed's bucket (stage_1_and_2.py and stage3.py
+ * reduce_independent_p_g_buckets_and_remove_grads / __add_grad_to_ipg_bucket): the bucket is
+ * reduced first when this gradient would overflow reduce_bucket_size, so a parameter larger
+ * than the bucket makes a call of its own. Counts the calls within the current op. */
+static void param_bucket(Builder *b, double elems)
 {
+    if (elems <= 0)
+        return;
+    if (b->bucket_fill > 0 && b->bucket_fill + elems > (double)b->z->reduce_bucket_size) {
+        b->bucket_calls++;
+        b->bucket_fill = 0;
+    }
+    b->bucket_fill += elems;
+}
+
+/* Backward produced the gradients of unit u: bucket them as DeepSpeed does, flushing when the
+ * next gradients would overflow reduce_bucket_size; the op of a flush stands for the
+ * parameter-level calls DeepSpeed made (one per bucket, a large parameter alone in its own). */
+static void add_gradients(Builder *b, uint32_t u, bool is_overlapped)
+{
+    const double elems = b->unit_params[u];
     double limit = (double)b->z->reduce_bucket_size;
     if (b->is_textbook)
         limit = 1e300; /* one bucket: the whole gradient after backward */
     if (b->bucket_elems > 0 && b->bucket_elems + elems > limit)
         flush_bucket(b, is_overlapped);
     b->bucket_elems += elems;
+    if (b->is_textbook || b->opts->fsdp != FSDP_NONE)
+        return; /* one call per bucket; FSDP reduce-scatters each unit's flat gradient once */
+    /* backward meets the layer's parameters last module first */
+    const ModelParams *p = &b->params;
+    const uint32_t L = (uint32_t)b->model->n_layers;
+    if (u == L - 1) {
+        param_bucket(b, (double)(p->lm_head > 0 ? p->lm_head : 0));
+        param_bucket(b, (double)p->final_norm);
+    }
+    for (size_t i = p->n_layer_modules; i-- > 0;) {
+        param_bucket(b, (double)p->layer[i].bias);
+        param_bucket(b, (double)p->layer[i].weight);
+    }
+    if (u == 0)
+        param_bucket(b, (double)(p->embedding + p->position));
 }
 
 /* ---- ZeRO-3 parameter gathering ---- */
@@ -172,8 +212,17 @@ static void gather_unit(Builder *b, uint32_t u, const OpId *before_prev, const O
     snprintf(label, sizeof label, "%s L%u", what, u);
     uint32_t lab = graph_label(b->g, label);
     double total = b->unit_gathered[u];
-    double parts[2] = {total * b->prefetch_fraction, total * (1.0 - b->prefetch_fraction)};
+    /* DeepSpeed's first step has no trace to prefetch from: everything comes on demand */
+    double early = b->is_tracing ? 0.0 : b->prefetch_fraction;
+    double parts[2] = {total * early, total * (1.0 - early)};
     const OpId *after[2] = {before_prev, prev};
+    /* NCCL calls per part: the layer's fetches, the first unit's embedding and the last
+     * unit's head one more each (in the part that is prefetched, if any) */
+    uint32_t calls[2] = {b->is_tracing ? 0 : b->calls_early,
+                         b->is_tracing ? b->calls_early + b->calls_late : b->calls_late};
+    const uint32_t L = (uint32_t)b->model->n_layers;
+    const uint32_t extra = (u == 0 ? 1u : 0u) + (u == L - 1 && L > 1 ? 1u : 0u);
+    calls[parts[0] > 0 ? 0 : 1] += extra;
     *out_n_buffers = 0;
     for (uint32_t r = 0; r < b->n_ranks; r++)
         out_ready[r] = GRAPH_NO_OP;
@@ -201,7 +250,7 @@ static void gather_unit(Builder *b, uint32_t u, const OpId *before_prev, const O
             if (after[k])
                 builder_depend(b, after[k][r], a);
         }
-        collective_set(b, &b->shards, COLL_ALL_GATHER, STREAM_GATHER, parts[k], lab);
+        collective_set(b, &b->shards, COLL_ALL_GATHER, STREAM_GATHER, parts[k], calls[k], lab);
         for (uint32_t r = 0; r < b->n_ranks; r++) {
             b->last_gather[r] = b->ops[r];
             out_ready[r] = b->ops[r]; /* stream order: the later part implies the earlier */
@@ -331,7 +380,7 @@ static void micro_batch(Builder *b, bool is_boundary)
             }
             free(work);
             if (reduces_now && buckets_during_backward)
-                add_gradients(b, b->unit_params[u], is_overlapped);
+                add_gradients(b, u, is_overlapped);
             else if (reduces_now)
                 b->bucket_elems += b->unit_params[u];
         }
@@ -413,10 +462,19 @@ static void boundary(Builder *b)
         if (b->z->offload_param.device != OFFLOAD_NONE)
             offload_updated_params(b, (double)b->mem.partition_elems);
     }
+    /* ZeRO-3's persistent parameters were updated shard by shard: DeepSpeed all-gathers
+     * them once, synchronously, after the step (stage3.py _post_step). */
+    const double persistent = (double)b->mem.persistent_elems * b->mem.param_bytes;
+    if (b->z->stage == 3 && b->n_shard > 1 && persistent > 0) {
+        collective_all(b, &b->shards, COLL_ALL_GATHER, STREAM_GATHER, persistent, 1,
+                       b->last_compute, MEM_BUFFERS, 0, graph_label(b->g, "gather persistent"));
+        for (uint32_t r = 0; r < n; r++)
+            b->wait_gather[r] = b->ops[r];
+    }
     if ((b->z->stage == 1 || b->z->stage == 2) && n > 1) {
         collective_all(b, &b->world, COLL_ALL_GATHER, STREAM_GATHER,
-                       (double)b->params.total * b->mem.param_bytes, b->last_compute, MEM_BUFFERS,
-                       0, graph_label(b->g, "gather params"));
+                       (double)b->params.total * b->mem.param_bytes, 1, b->last_compute,
+                       MEM_BUFFERS, 0, graph_label(b->g, "gather params"));
         for (uint32_t r = 0; r < n; r++)
             b->wait_gather[r] = b->ops[r];
     }
@@ -451,33 +509,70 @@ static void split_units(Builder *b)
     }
 }
 
-/* DeepSpeed prefetches parameter by parameter in the order it recorded: while a module
- * computes, the next one is fetched (at least one, up to stage3_prefetch_bucket_size
- * elements) if both fit stage3_max_live_parameters; otherwise the next one is fetched on
- * demand. Walking a layer's modules in order (resident ones aside, the last followed by the
- * next layer's first) gives the share of a layer that arrives early. FSDP prefetches whole
- * units; the textbook variant and a zero prefetch bucket fetch everything on demand. */
-static double prefetch_fraction(const Builder *b)
+/* How a layer's parameters arrive: the share prefetched while the module before computes,
+ * and the NCCL calls of each part.
+ *  - DeepSpeed since 0.6.0 (PartitionedParameterCoordinator, partitioned_param_coordinator.py:
+ *    fetch_sub_module, __all_gather_params): each submodule's parameters in one coalesced
+ *    all-gather (all_gather_coalesced), the next ones prefetched in the recorded order up to
+ *    min(stage3_max_live_parameters - available, stage3_prefetch_bucket_size) elements; a
+ *    module arrives early when it fits stage3_max_live_parameters beside the one computing.
+ *    At most __max_ongoing_fetch_events = 2 fetches are waited on before the host blocks;
+ *    the gather stream runs them one after another. The first step, without a trace,
+ *    prefetches nothing (is_complete_trace()).
+ *  - DeepSpeed before 0.6.0 (stage3.py, PartitionedParameterCoordinator.fetch_sub_module as in
+ *    v0.5.10): one all_gather per parameter (partition_parameters.py _all_gather ->
+ *    _allgather_param), then _synchronize_communication(): comm_stream.synchronize() and
+ *    torch.cuda.synchronize(), a host synchronisation that drains the compute stream before
+ *    the module runs, so nothing is fetched under the previous layer's compute.
+ *  - FSDP: one all-gather of the unit's flat parameter, the whole next unit prefetched; its
+ *    rate limiter (limit_all_gathers) keeps two units' all-gathers alive, as the early part's
+ *    dependency on op k-2 does here.
+ *  - The textbook variant and a zero prefetch bucket: one on-demand all-gather per layer. */
+static void fetch_plan(Builder *b)
 {
-    if (b->is_textbook || b->z->stage != 3 || b->z->prefetch_bucket_size == 0)
-        return 0.0;
-    if (b->opts->fsdp != FSDP_NONE)
-        return 1.0;
+    b->prefetch_fraction = 0.0;
+    b->calls_early = 0;
+    b->calls_late = 1;
+    if (b->is_textbook || b->z->stage != 3)
+        return;
+    if (b->opts->fsdp != FSDP_NONE) {
+        b->prefetch_fraction = 1.0;
+        b->calls_early = 1;
+        b->calls_late = 0;
+        return;
+    }
     const ModelParams *p = &b->params;
+    const uint64_t thr = b->z->param_persistence_threshold;
     double sizes[PARAMS_MAX_MODULES], total = 0.0, early = 0.0;
+    uint32_t n_params[PARAMS_MAX_MODULES];
     size_t n = 0;
     for (size_t i = 0; i < p->n_layer_modules; i++) {
-        double size = (double)(p->layer[i].weight + p->layer[i].bias);
-        if (p->layer[i].weight > b->z->param_persistence_threshold)
-            sizes[n++] = size;
+        if (p->layer[i].weight <= thr)
+            continue; /* persistent: resident, never gathered */
+        bool has_bias = p->layer[i].bias > thr;
+        sizes[n] = (double)(p->layer[i].weight + (has_bias ? p->layer[i].bias : 0));
+        n_params[n++] = has_bias ? 2 : 1;
     }
+    if (b->opts->zero3_generation == ZERO3_GEN_PER_PARAMETER) {
+        b->calls_late = 0;
+        for (size_t i = 0; i < n; i++)
+            b->calls_late += n_params[i];
+        return;
+    }
+    b->calls_late = 0;
     for (size_t i = 0; i < n; i++) {
         total += sizes[i];
         double before = sizes[(i + n - 1) % n]; /* the module computing while this one comes */
-        if (before + sizes[i] <= (double)b->z->max_live_parameters)
+        bool is_early = b->z->prefetch_bucket_size > 0 &&
+                        before + sizes[i] <= (double)b->z->max_live_parameters;
+        if (is_early) {
             early += sizes[i];
+            b->calls_early++;
+        } else {
+            b->calls_late++;
+        }
     }
-    return total > 0 ? early / total : 0.0;
+    b->prefetch_fraction = total > 0 ? early / total : 0.0;
 }
 
 static void labels(Builder *b)
@@ -605,7 +700,7 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
     activations_bytes(model, setup, &b.act);
     cost_step(model, &b.params, setup, train, p, &b.cost);
     split_units(&b);
-    b.prefetch_fraction = prefetch_fraction(&b);
+    fetch_plan(&b);
     labels(&b);
     make_groups(&b, p);
     OpId **arrays[] = {
@@ -622,6 +717,10 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
     model_states(&b, states, true);
     offload_model_states(&b, host_states, true);
     for (uint32_t step = 0; step < opts->n_steps; step++) {
+        /* with several steps the first is DeepSpeed's tracing step; one step stands for the
+         * steady state that published throughputs measure */
+        b.is_tracing = opts->n_steps > 1 && step == 0 && b.z->stage == 3 &&
+                       opts->fsdp == FSDP_NONE && !b.is_textbook;
         for (uint64_t mb = 0; mb < setup->grad_accum; mb++)
             micro_batch(&b, mb + 1 == setup->grad_accum);
         boundary(&b);

@@ -9,9 +9,12 @@
  *    non-ZeRO path) reduces after backward; the optimizer steps the rank's partition on the
  *    GPU; stages 1-2 then all-gather the updated 16-bit parameters.
  *  - stage 3: each layer's parameters all-gathered before its forward and again before its
- *    backward on the gather stream, the next layer prefetched while one computes (the part of
- *    it that fits stage3_prefetch_bucket_size; the rest fetched on demand), released after
- *    use; gradients reduce-scattered in buckets on the reduce stream, two in flight.
+ *    backward on the gather stream, one NCCL call per submodule (per parameter before
+ *    DeepSpeed 0.6.0), the next layer prefetched while one computes (the modules that fit
+ *    stage3_max_live_parameters beside the one computing; the rest on demand; nothing in the
+ *    first of several steps, which records the trace), released after use; after the
+ *    optimizer step the persistent parameters all-gathered once; gradients reduce-scattered
+ *    in buckets on the reduce stream, two in flight.
  *  - stage 1-2 gradient buckets are reduce-scatters, or all-reduces keeping a slice when
  *    use_multi_rank_bucket_allreduce is on (DeepSpeed's default) or reduce_scatter is off.
  * The textbook variant replaces these with the seed chapter's algorithms for teaching: DDP
@@ -49,6 +52,14 @@ typedef enum FsdpStrategy {
     FSDP_HYBRID_SHARD,  /* ZeRO-3 inside each node, replicas across nodes */
 } FsdpStrategy;
 
+/* How DeepSpeed's ZeRO-3 fetches parameters (--deepspeed-version). */
+typedef enum Zero3Generation {
+    ZERO3_GEN_PER_SUBMODULE, /* DeepSpeed 0.6.0 and later: a coalesced all-gather per
+                                submodule, prefetched in the traced order (the default) */
+    ZERO3_GEN_PER_PARAMETER, /* before 0.6.0: an all-gather per parameter, then a host
+                                synchronisation; nothing fetched under compute */
+} Zero3Generation;
+
 typedef struct ScheduleOptions {
     ScheduleVariant variant;
     uint32_t n_steps;          /* optimizer steps to simulate back to back */
@@ -59,6 +70,7 @@ typedef struct ScheduleOptions {
     bool fsdp_backward_prefetch; /* FSDP's BACKWARD_PRE: gather the next unit during backward */
     uint32_t n_simulated_ranks;  /* symmetric mode: ranks in the graph, standing for all of
                                     setup->n_gpus (whole nodes); 0: every rank */
+    Zero3Generation zero3_generation; /* DeepSpeed's ZeRO-3 fetching (0: current) */
 } ScheduleOptions;
 
 /* Builds the graph of n_steps steps for all data-parallel ranks of p, offload included

@@ -43,6 +43,7 @@ def ds_config(case, run):
     if run.get("offload"):
         cfg["zero_optimization"]["offload_optimizer"] = {"device": run["offload"],
                                                          "pin_memory": True}
+    cfg["zero_optimization"].update(run.get("zero", {}))
     return cfg
 
 
