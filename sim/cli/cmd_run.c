@@ -161,9 +161,23 @@ static void write_json(FILE *out, const void *report)
     run_report_json(out, report);
 }
 
-int cmd_run(int argc, char **argv)
+/* The command line, parsed and checked: everything that needs no input file. */
+typedef struct RunArgs {
+    CliOption o[N_OPTS];
+    uint64_t gpus, nodes, steps;
+    EstimateOptions est_opts;
+    TrainOverrides overrides;
+    ScheduleOptions sched;
+    EngineOptions eng;
+    int fsdp, prefetch, mode;
+    const char *json, *trace, *ranks;
+    bool is_trace_stdout;
+} RunArgs;
+
+/* 0, 1 after --help, or EXIT_BAD_USAGE with the message printed. */
+static int parse_args(int argc, char **argv, RunArgs *a)
 {
-    CliOption o[N_OPTS] = {
+    static const CliOption options[N_OPTS] = {
         [OPT_MODEL] = {"--model", true, NULL},
         [OPT_CONFIG] = {"--config", true, NULL},
         [OPT_PLATFORM] = {"--platform", true, NULL},
@@ -190,53 +204,116 @@ int cmd_run(int argc, char **argv)
         [OPT_DS_VERSION] = {"--deepspeed-version", true, NULL},
     };
     const char *cmd = "run";
+    memset(a, 0, sizeof *a);
+    CliOption *o = a->o;
+    memcpy(o, options, sizeof options);
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
     if (rc)
-        return rc == 1 ? EXIT_OK : rc;
+        return rc;
     if (cli_require(cmd, o, OPT_MODEL, OPT_PLATFORM))
         return EXIT_BAD_USAGE;
-    uint64_t gpus = 0, nodes = 0, steps = 1;
-    EstimateOptions est_opts;
-    const char *seq = o[OPT_SEQ_LEN].value, *recompute = o[OPT_RECOMPUTE].value,
-               *flash = o[OPT_FLASH].value;
-    if (cli_count(cmd, "--gpus", o[OPT_GPUS].value, &gpus) ||
-        cli_count(cmd, "--nodes", o[OPT_NODES].value, &nodes) ||
-        cli_count(cmd, "--steps", o[OPT_STEPS].value, &steps) ||
-        cli_setup_options(cmd, seq, recompute, flash, &est_opts) ||
-        cli_headroom(cmd, o[OPT_HEADROOM].value, &est_opts.headroom_fraction, NULL))
+    a->steps = 1;
+    if (cli_count(cmd, "--gpus", o[OPT_GPUS].value, &a->gpus) ||
+        cli_count(cmd, "--nodes", o[OPT_NODES].value, &a->nodes) ||
+        cli_count(cmd, "--steps", o[OPT_STEPS].value, &a->steps) ||
+        cli_setup_options(cmd, o[OPT_SEQ_LEN].value, o[OPT_RECOMPUTE].value, o[OPT_FLASH].value,
+                          &a->est_opts) ||
+        cli_headroom(cmd, o[OPT_HEADROOM].value, &a->est_opts.headroom_fraction, NULL) ||
+        cli_train_overrides(cmd, o, N_OPTS, &a->overrides))
         return EXIT_BAD_USAGE;
-    TrainOverrides overrides;
-    if (cli_train_overrides(cmd, o, N_OPTS, &overrides))
-        return EXIT_BAD_USAGE;
-    if (steps > 1000)
+    if (a->steps > 1000)
         return cli_usage_error(cmd, "--steps: expected at most 1000, got %llu",
-                               (unsigned long long)steps);
-    ScheduleOptions sched = {.variant = SCHEDULE_DEEPSPEED,
-                             .n_steps = (uint32_t)steps,
-                             .has_activations = true,
-                             .delayed_param_update = o[OPT_DPU].value != NULL};
-    int fsdp = FSDP_NONE, prefetch = 0 /* on */, variant = SCHEDULE_DEEPSPEED,
-        mode = SIM_MODE_AUTO, algo = COLL_ALGO_AUTO, comm_model = COMM_MODEL_NCCL;
-    if (cli_choice(cmd, "--fsdp", &choices_fsdp, true, o[OPT_FSDP].value, &fsdp) ||
+                               (unsigned long long)a->steps);
+    a->sched = (ScheduleOptions){.variant = SCHEDULE_DEEPSPEED,
+                                 .n_steps = (uint32_t)a->steps,
+                                 .has_activations = true,
+                                 .delayed_param_update = o[OPT_DPU].value != NULL};
+    int variant = SCHEDULE_DEEPSPEED, algo = COLL_ALGO_AUTO, comm_model = COMM_MODEL_NCCL;
+    a->fsdp = FSDP_NONE;
+    a->prefetch = 0; /* on */
+    a->mode = SIM_MODE_AUTO;
+    if (cli_choice(cmd, "--fsdp", &choices_fsdp, true, o[OPT_FSDP].value, &a->fsdp) ||
         cli_choice(cmd, "--fsdp-backward-prefetch", &choices_on_off, false,
-                   o[OPT_FSDP_PREFETCH].value, &prefetch) ||
+                   o[OPT_FSDP_PREFETCH].value, &a->prefetch) ||
         cli_choice(cmd, "--schedule", &choices_schedule, false, o[OPT_SCHEDULE].value,
                    &variant) ||
-        cli_choice(cmd, "--mode", &choices_mode, false, o[OPT_MODE].value, &mode) ||
+        cli_choice(cmd, "--mode", &choices_mode, false, o[OPT_MODE].value, &a->mode) ||
         cli_choice(cmd, "--algo", &choices_algo, false, o[OPT_ALGO].value, &algo) ||
         cli_choice(cmd, "--comm-model", &choices_comm_model, false, o[OPT_COMM_MODEL].value,
                    &comm_model) ||
-        cli_deepspeed_version(cmd, o[OPT_DS_VERSION].value, &sched.zero3_generation))
+        cli_deepspeed_version(cmd, o[OPT_DS_VERSION].value, &a->sched.zero3_generation))
         return EXIT_BAD_USAGE;
-    sched.variant = (ScheduleVariant)variant;
-    const char *json = o[OPT_JSON].value, *trace = o[OPT_TRACE].value;
-    const bool is_trace_stdout = trace && strcmp(trace, "-") == 0;
-    if (is_trace_stdout && json && strcmp(json, "-") == 0)
+    a->sched.variant = (ScheduleVariant)variant;
+    a->json = o[OPT_JSON].value;
+    a->trace = o[OPT_TRACE].value;
+    a->ranks = o[OPT_TRACE_RANKS].value;
+    a->is_trace_stdout = a->trace && strcmp(a->trace, "-") == 0;
+    if (a->is_trace_stdout && a->json && strcmp(a->json, "-") == 0)
         return cli_usage_error(cmd, "--json - and --trace -: expected at most one of them on "
                                     "stdout, got both");
-    EngineOptions eng = {.algo = (CollAlgo)algo,
-                         .comm_model = (CommModel)comm_model,
-                         .show_progress = isatty(fileno(stderr))};
+    a->eng = (EngineOptions){.algo = (CollAlgo)algo,
+                             .comm_model = (CommModel)comm_model,
+                             .show_progress = isatty(fileno(stderr)),
+                             .is_expandable_segments = o[OPT_EXPANDABLE].value != NULL};
+    return 0;
+}
+
+/* The run's choices the command line left to zerosim, for the report's "defaults applied". */
+static void record_defaults(const RunArgs *a, const ModelConfig *model, const TrainConfig *train,
+                            StrList *defaults)
+{
+    const CliOption *o = a->o;
+    cli_setup_defaults(o[OPT_SEQ_LEN].value, o[OPT_RECOMPUTE].value, o[OPT_FLASH].value, model,
+                       defaults);
+    if (o[OPT_EXPANDABLE].value == NULL)
+        strlist_addf(defaults, "caching allocator with fixed segments (PyTorch's default; "
+                               "--expandable-segments for expandable_segments:True)");
+    if (o[OPT_HEADROOM].value == NULL)
+        strlist_addf(defaults, "--headroom %.2f (of GPU memory kept free)",
+                     ESTIMATE_DEFAULT_HEADROOM_FRACTION);
+    if (o[OPT_DS_VERSION].value == NULL && train->zero.stage == 3 && a->fsdp == FSDP_NONE &&
+        a->sched.variant == SCHEDULE_DEEPSPEED)
+        strlist_addf(defaults, "--deepspeed-version " CLI_DEEPSPEED_DEFAULT_VERSION
+                               ": ZeRO-3 gathers one submodule per all-gather");
+}
+
+/* Overlays --calibration on the platform and says so among the defaults. */
+static int apply_calibration(const char *path, Platform *platform, StrList *defaults, Err *err)
+{
+    if (path == NULL)
+        return 0;
+    Calibration calibration;
+    if (calibration_load(&calibration, path, err))
+        return -1;
+    int n_fields = calibration_apply(&calibration, platform);
+    strlist_addf(defaults, "--calibration %s: %d platform values replaced by measured ones", path,
+                 n_fields);
+    return 0;
+}
+
+/* The report on stdout and in the --json and --trace files. 0, or -1 with err set. */
+static int emit(const RunArgs *a, const RunReport *report, const bool *traced, Err *err)
+{
+    if (a->is_trace_stdout) { /* only the trace on stdout, as --json - */
+        trace_write_to(stdout, report->graph, report->result, traced);
+        return a->json && cli_write_file(a->json, "the JSON report", write_json, report, err)
+                   ? -1
+                   : 0;
+    }
+    if (cli_emit_report(a->json, write_text, write_json, report, err) ||
+        (a->trace && trace_write(a->trace, report->graph, report->result, traced, err)))
+        return -1;
+    return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    RunArgs a;
+    const char *cmd = "run";
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc == 1 ? EXIT_OK : rc;
+    const CliOption *o = a.o;
 
     Err err = {0};
     ModelConfig model = {0};
@@ -248,66 +325,47 @@ int cmd_run(int argc, char **argv)
     bool *traced = NULL;
     EngineResult result = {0};
     int exit_code = EXIT_BAD_INPUT;
-    if (cli_check_output(json, "the JSON report", &err) ||
-        cli_check_output(trace, "the trace", &err))
+    if (cli_check_output(a.json, "the JSON report", &err) ||
+        cli_check_output(a.trace, "the trace", &err))
         goto done;
     exit_code = cli_load_inputs(o[OPT_MODEL].value, o[OPT_CONFIG].value, o[OPT_PLATFORM].value,
-                                gpus, nodes, &overrides, &model, &train, &platform, &err);
+                                a.gpus, a.nodes, &a.overrides, &model, &train, &platform, &err);
     if (exit_code)
         goto done;
     exit_code = EXIT_BAD_INPUT;
-    if (o[OPT_CALIBRATION].value) {
-        Calibration calibration;
-        if (calibration_load(&calibration, o[OPT_CALIBRATION].value, &err))
-            goto done;
-        int n_fields = calibration_apply(&calibration, &platform);
-        strlist_addf(&setup_defaults,
-                     "--calibration %s: %d platform values replaced by "
-                     "measured ones",
-                     o[OPT_CALIBRATION].value, n_fields);
-    }
+    if (apply_calibration(o[OPT_CALIBRATION].value, &platform, &setup_defaults, &err))
+        goto done;
     const uint32_t n_ranks = (uint32_t)platform_n_gpus(&platform);
     traced = xcalloc(n_ranks, sizeof *traced);
-    const char *ranks = o[OPT_TRACE_RANKS].value;
-    if (parse_ranks(ranks ? ranks : "0", n_ranks, traced)) {
+    if (parse_ranks(a.ranks ? a.ranks : "0", n_ranks, traced)) {
         exit_code = cli_usage_error(cmd,
                                     "--trace-ranks: expected ranks below %u like 0,1,8-15, "
                                     "got \"%s\"",
-                                    n_ranks, ranks);
+                                    n_ranks, a.ranks);
         goto done;
     }
-    eng.traced = traced;
-    if (fsdp != FSDP_NONE && fsdp_apply((FsdpStrategy)fsdp, prefetch == 0,
-                                        platform.gpus_per_node, &train, &sched, &err))
+    a.eng.traced = traced;
+    if (a.fsdp != FSDP_NONE && fsdp_apply((FsdpStrategy)a.fsdp, a.prefetch == 0,
+                                          platform.gpus_per_node, &train, &a.sched, &err))
         goto done;
-    est_opts.is_fsdp = fsdp != FSDP_NONE;
-    cli_setup_defaults(seq, recompute, flash, &model, &setup_defaults);
-    if (o[OPT_EXPANDABLE].value == NULL)
-        strlist_addf(&setup_defaults, "caching allocator with fixed segments (PyTorch's default; "
-                                      "--expandable-segments for expandable_segments:True)");
-    eng.is_expandable_segments = o[OPT_EXPANDABLE].value != NULL;
-    if (o[OPT_HEADROOM].value == NULL)
-        strlist_addf(&setup_defaults, "--headroom %.2f (of GPU memory kept free)",
-                     ESTIMATE_DEFAULT_HEADROOM_FRACTION);
-    if (o[OPT_DS_VERSION].value == NULL && train.zero.stage == 3 && fsdp == FSDP_NONE &&
-        sched.variant == SCHEDULE_DEEPSPEED)
-        strlist_addf(&setup_defaults, "--deepspeed-version " CLI_DEEPSPEED_DEFAULT_VERSION
-                                      ": ZeRO-3 gathers one submodule per all-gather");
+    a.est_opts.is_fsdp = a.fsdp != FSDP_NONE;
+    record_defaults(&a, &model, &train, &setup_defaults);
 
     Estimate est;
-    if (estimate_build(&model, &train, &platform, &est_opts, &est, &err))
+    if (estimate_build(&model, &train, &platform, &a.est_opts, &est, &err))
         goto done;
     /* Symmetric mode: two representative nodes stand for all of them. */
     Platform simulated;
-    const bool is_symmetric = symmetric_choose(&platform, (SimMode)mode, &simulated, &sched);
+    const bool is_symmetric =
+        symmetric_choose(&platform, (SimMode)a.mode, &simulated, &a.sched);
     const uint32_t n_simulated = (uint32_t)platform_n_gpus(&simulated);
-    for (uint32_t r = n_simulated; r < n_ranks && ranks != NULL; r++)
+    for (uint32_t r = n_simulated; r < n_ranks && a.ranks != NULL; r++)
         if (traced[r]) {
             exit_code = cli_usage_error(cmd,
                                         "--trace-ranks: expected ranks below %u, the ranks "
                                         "symmetric mode simulates (two nodes), got \"%s\" "
                                         "(--mode full simulates and traces every rank)",
-                                        n_simulated, ranks);
+                                        n_simulated, a.ranks);
             goto done;
         }
     /* Every rank has at least a compute and a gradient-reduce stream: refuse a run that
@@ -315,34 +373,30 @@ int cmd_run(int argc, char **argv)
     if (capacity_check_actors(2 * n_simulated, &err))
         goto done;
     double t0 = wall_now();
-    graph = zero_schedule_build(&model, &train, &platform, &est.setup, &sched, &err);
+    graph = zero_schedule_build(&model, &train, &platform, &est.setup, &a.sched, &err);
     if (graph == NULL)
         goto done;
     double build_s = wall_now() - t0;
-    eng.gpu_outside_bytes = (double)est.runtime.outside_bytes;
-    eng.gpu_headroom_bytes = (double)est.gpu_headroom;
-    if (engine_init(&simulated, train.precision, &err) || engine_run(graph, &eng, &result, &err))
+    a.eng.gpu_outside_bytes = (double)est.runtime.outside_bytes;
+    a.eng.gpu_headroom_bytes = (double)est.gpu_headroom;
+    if (engine_init(&simulated, train.precision, &err) ||
+        engine_run(graph, &a.eng, &result, &err))
         goto done;
 
-    RunReport report = {.inputs = {&model, &train, &platform, &est, &setup_defaults},
-                        .graph = graph,
-                        .result = &result,
-                        .n_steps = (uint32_t)steps,
-                        .schedule = zero_schedule_variant_name(sched.variant),
-                        .algo = collective_algo_name(eng.algo),
-                        .comm_model = collective_comm_model_name(eng.comm_model),
-                        .mode = choices_name(&choices_mode, is_symmetric ? SIM_MODE_SYMMETRIC : SIM_MODE_FULL),
-                        .simulated_gpus = graph_n_ranks(graph),
-                        .build_wall_s = build_s};
+    RunReport report = {
+        .inputs = {&model, &train, &platform, &est, &setup_defaults},
+        .graph = graph,
+        .result = &result,
+        .n_steps = (uint32_t)a.steps,
+        .schedule = zero_schedule_variant_name(a.sched.variant),
+        .algo = collective_algo_name(a.eng.algo),
+        .comm_model = collective_comm_model_name(a.eng.comm_model),
+        .mode = choices_name(&choices_mode, is_symmetric ? SIM_MODE_SYMMETRIC : SIM_MODE_FULL),
+        .simulated_gpus = graph_n_ranks(graph),
+        .build_wall_s = build_s};
     breakdown_rank(graph, &result, 0, &report.breakdown);
-    if (is_trace_stdout) { /* only the trace on stdout, as --json - */
-        trace_write_to(stdout, graph, &result, traced);
-        if (json && cli_write_file(json, "the JSON report", write_json, &report, &err))
-            goto done;
-    } else if (cli_emit_report(json, write_text, write_json, &report, &err) ||
-               (trace && trace_write(trace, graph, &result, traced, &err))) {
+    if (emit(&a, &report, traced, &err))
         goto done;
-    }
     uint32_t oom_rank;
     MemSpace oom_space;
     exit_code =
