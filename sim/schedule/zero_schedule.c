@@ -269,7 +269,27 @@ static void release_gathered(Builder *b, const uint32_t *buffers, uint32_t n_buf
 
 /* ---- one micro-batch ---- */
 
-static void micro_batch(Builder *b, bool is_boundary)
+/* One micro-batch's state while its layers are laid out: what each pass decides once, and
+ * the per-rank buffers and history the layers share. */
+typedef struct MicroBatch {
+    bool reduces_now;             /* gradients reduced in this micro-batch */
+    bool buckets_during_backward; /* buckets flushed as the backward produces them */
+    bool is_overlapped;           /* buckets on the reduce stream, alternating */
+    bool regathers;               /* ZeRO-3 gathers again for backward (not SHARD_GRAD_OP) */
+    bool prefetches_backward;
+    bool keep_acts;
+    bool to_host; /* DeepSpeed's cpu_checkpointing of full recomputation */
+    uint32_t *act_buf;    /* per layer and rank: its stored activations */
+    uint32_t *gathered;   /* per layer, 2 parts, per rank: gathered parameter buffers */
+    uint32_t *n_gathered; /* per layer */
+    OpId *ready;          /* per rank */
+    OpId *hist[2];        /* per rank: compute op k-2 and k-1 */
+    OpId *ckpt_copy;      /* per layer and rank: the checkpoint's copy to the host */
+    uint32_t *head_buf;   /* per rank: the output layer's activations (cpu_checkpointing) */
+    uint32_t ckpt_out_label, ckpt_in_label;
+} MicroBatch;
+
+static void micro_batch_init(MicroBatch *m, Builder *b, bool is_boundary)
 {
     const uint32_t L = (uint32_t)b->model->n_layers, n = b->n_ranks;
     const bool stage3 = b->z->stage == 3;
@@ -277,145 +297,174 @@ static void micro_batch(Builder *b, bool is_boundary)
     /* DeepSpeed stages 0-1 communicate at the boundary only, stages 2-3 and FSDP (without
      * no_sync) in every micro-batch. Stage 0, stage 1 without overlap_comm and the textbook
      * variants but ZeRO-3 reduce after the whole backward. */
-    const bool reduces_now = b->z->stage >= 2 || is_boundary || fsdp != FSDP_NONE;
-    const bool buckets_during_backward =
+    m->reduces_now = b->z->stage >= 2 || is_boundary || fsdp != FSDP_NONE;
+    m->buckets_during_backward =
         fsdp != FSDP_NONE ||
         (!b->is_textbook &&
          (stage3 || (b->z->stage >= 1 && b->z->overlap_comm) || b->z->stage == 2));
-    const bool is_overlapped = stage3 || b->z->overlap_comm || fsdp != FSDP_NONE;
+    m->is_overlapped = stage3 || b->z->overlap_comm || fsdp != FSDP_NONE;
     /* SHARD_GRAD_OP keeps each unit gathered from its forward to its backward. */
-    const bool regathers = !(fsdp == FSDP_SHARD_GRAD_OP);
-    const bool prefetches_backward = fsdp == FSDP_NONE || b->opts->fsdp_backward_prefetch;
-    uint32_t *act_buf = xmalloc((size_t)(L + 1) * n * sizeof *act_buf);
-    uint32_t *gathered = xmalloc((size_t)2 * L * n * sizeof *gathered); /* per unit, 2 parts */
-    uint32_t *n_gathered = xcalloc(L, sizeof *n_gathered);
-    OpId *ready = xmalloc(n * sizeof *ready);
-    OpId *hist[2];
-    hist[0] = xmalloc(n * sizeof *hist[0]); /* compute op k-2 */
-    hist[1] = xmalloc(n * sizeof *hist[1]); /* compute op k-1 */
+    m->regathers = !(fsdp == FSDP_SHARD_GRAD_OP);
+    m->prefetches_backward = fsdp == FSDP_NONE || b->opts->fsdp_backward_prefetch;
+    m->keep_acts = b->opts->has_activations;
+    m->to_host = b->train->cpu_checkpointing && b->setup->recompute == RECOMPUTE_FULL;
+    m->act_buf = xmalloc((size_t)(L + 1) * n * sizeof *m->act_buf);
+    m->gathered = xmalloc((size_t)2 * L * n * sizeof *m->gathered);
+    m->n_gathered = xcalloc(L, sizeof *m->n_gathered);
+    m->ready = xmalloc(n * sizeof *m->ready);
+    m->hist[0] = xmalloc(n * sizeof *m->hist[0]);
+    m->hist[1] = xmalloc(n * sizeof *m->hist[1]);
     for (uint32_t r = 0; r < n; r++)
-        hist[0][r] = hist[1][r] = b->last_compute[r];
-    const bool keep_acts = b->opts->has_activations;
-    const bool to_host = b->train->cpu_checkpointing && b->setup->recompute == RECOMPUTE_FULL;
-    OpId *ckpt_copy = to_host ? xmalloc((size_t)L * n * sizeof *ckpt_copy) : NULL;
-    uint32_t *head_buf = to_host ? xmalloc(n * sizeof *head_buf) : NULL;
-    const uint32_t ckpt_out_label = graph_label(b->g, "checkpoint to host");
-    const uint32_t ckpt_in_label = graph_label(b->g, "checkpoint to gpu");
+        m->hist[0][r] = m->hist[1][r] = b->last_compute[r];
+    m->ckpt_copy = m->to_host ? xmalloc((size_t)L * n * sizeof *m->ckpt_copy) : NULL;
+    m->head_buf = m->to_host ? xmalloc(n * sizeof *m->head_buf) : NULL;
+    m->ckpt_out_label = graph_label(b->g, "checkpoint to host");
+    m->ckpt_in_label = graph_label(b->g, "checkpoint to gpu");
+}
 
+static void micro_batch_fini(MicroBatch *m)
+{
+    free(m->act_buf);
+    free(m->ckpt_copy);
+    free(m->head_buf);
+    free(m->gathered);
+    free(m->n_gathered);
+    free(m->ready);
+    free(m->hist[0]);
+    free(m->hist[1]);
+}
+
+/* Layer u's forward kernels and the activations they keep for backward (on the GPU, or the
+ * checkpoint copied to the host). */
+static void forward_layer(Builder *b, MicroBatch *m, uint32_t u)
+{
+    const uint32_t L = (uint32_t)b->model->n_layers, n = b->n_ranks;
+    double amount = b->cost.layer_fwd + (u == L - 1 ? b->cost.head_fwd : 0.0);
+    compute_all(b, PURPOSE_FORWARD, amount, b->label_fwd_base + u);
+    if (m->keep_acts && m->to_host && setup_is_checkpointed(b->setup, u)) {
+        /* DeepSpeed's cpu_checkpointing: the checkpoint goes to host memory */
+        double bytes = (double)b->act.checkpoint_per_layer;
+        for (uint32_t r = 0; r < n; r++) {
+            OpId a = graph_alloc(b->g, r, STREAM_D2H, MEM_CPU, MEM_ACTIVATIONS, bytes,
+                                 &m->act_buf[(size_t)u * n + r]);
+            builder_depend(b, b->last_compute[r], a);
+            m->ckpt_copy[(size_t)u * n + r] =
+                graph_copy(b->g, r, STREAM_D2H, COPY_D2H, bytes, m->ckpt_out_label);
+        }
+        if (u == L - 1)
+            for (uint32_t r = 0; r < n; r++)
+                graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, MEM_ACTIVATIONS,
+                            (double)b->act.output_layer, &m->head_buf[r]);
+    } else if (m->keep_acts) {
+        double bytes = (double)(setup_is_checkpointed(b->setup, u) ? b->act.checkpoint_per_layer
+                                                                   : b->act.layer_stored) +
+                       (u == L - 1 ? (double)b->act.output_layer : 0.0);
+        for (uint32_t r = 0; r < n; r++)
+            graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, MEM_ACTIVATIONS, bytes,
+                        &m->act_buf[(size_t)u * n + r]);
+    }
+}
+
+/* Layer u's backward: the checkpoint back from the host, the recomputation, the backward
+ * kernels, the activations released, and its gradients into the buckets. */
+static void backward_layer(Builder *b, MicroBatch *m, uint32_t u)
+{
+    const uint32_t L = (uint32_t)b->model->n_layers, n = b->n_ranks;
+    uint32_t *work = NULL;
+    const bool is_checkpointed = setup_is_checkpointed(b->setup, u);
+    if (m->keep_acts && m->to_host && is_checkpointed) {
+        /* ... and comes back before the layer is recomputed, prefetched one op ahead */
+        for (uint32_t r = 0; r < n; r++) {
+            OpId back = graph_copy(b->g, r, STREAM_H2D, COPY_H2D,
+                                   (double)b->act.checkpoint_per_layer, m->ckpt_in_label);
+            builder_depend(b, m->ckpt_copy[(size_t)u * n + r], back);
+            builder_depend(b, m->hist[0][r], back);
+            b->wait_copy[r] = back;
+        }
+    }
+    if (m->keep_acts && is_checkpointed) {
+        /* full recomputation rebuilds this layer's activations first */
+        work = xmalloc(n * sizeof *work);
+        for (uint32_t r = 0; r < n; r++)
+            graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, MEM_ACTIVATIONS,
+                        (double)b->act.layer_full, &work[r]);
+    }
+    /* the recomputation is its own op, before the layer's backward kernels */
+    double recompute =
+        b->setup->recompute == RECOMPUTE_FULL && !is_checkpointed ? 0.0 : b->cost.layer_recompute;
+    if (recompute > 0)
+        compute_all(b, PURPOSE_RECOMPUTE, recompute, b->label_recompute_base + u);
+    double amount = b->cost.layer_bwd + (u == L - 1 ? b->cost.head_bwd : 0.0);
+    compute_all(b, PURPOSE_BACKWARD, amount, b->label_bwd_base + u);
+    for (uint32_t r = 0; r < n && m->keep_acts; r++) {
+        if (work)
+            graph_free(b->g, r, STREAM_COMPUTE, work[r]);
+        graph_free(b->g, r, STREAM_COMPUTE, m->act_buf[(size_t)u * n + r]);
+        if (m->to_host && is_checkpointed && u == L - 1)
+            graph_free(b->g, r, STREAM_COMPUTE, m->head_buf[r]);
+    }
+    free(work);
+    if (m->reduces_now && m->buckets_during_backward)
+        add_gradients(b, u, m->is_overlapped);
+    else if (m->reduces_now)
+        b->bucket_elems += b->unit_params[u];
+}
+
+/* The gradients left after backward: the last bucket, or every bucket one after another on
+ * the reduce stream when nothing was reduced during backward. */
+static void reduce_after_backward(Builder *b, const MicroBatch *m)
+{
+    if (!m->reduces_now)
+        return;
+    if (m->buckets_during_backward) {
+        flush_bucket(b, m->is_overlapped);
+        return;
+    }
+    double total = b->bucket_elems;
+    double limit = b->is_textbook ? total : (double)b->z->reduce_bucket_size;
+    b->bucket_elems = 0;
+    while (total > 0) {
+        double part = total < limit ? total : limit;
+        b->bucket_elems = part;
+        flush_bucket(b, true);
+        total -= part;
+    }
+}
+
+static void micro_batch(Builder *b, bool is_boundary)
+{
+    const uint32_t L = (uint32_t)b->model->n_layers, n = b->n_ranks;
+    const bool stage3 = b->z->stage == 3;
+    MicroBatch m;
+    micro_batch_init(&m, b, is_boundary);
     for (uint32_t k = 0; k < 2 * L; k++) {
         const bool is_fwd = k < L;
         const uint32_t u = is_fwd ? k : 2 * L - 1 - k;
-        uint32_t *unit_bufs = gathered + (size_t)2 * u * n;
-        if (stage3 && (is_fwd || regathers)) {
+        uint32_t *unit_bufs = m.gathered + (size_t)2 * u * n;
+        if (stage3 && (is_fwd || m.regathers)) {
             /* on demand (after op k-1) for the textbook ZeRO-3 and FSDP without backward
              * prefetch; else the prefetched part may start after op k-2 */
-            bool on_demand = b->is_textbook || (!is_fwd && !prefetches_backward);
-            gather_unit(b, u, on_demand ? hist[1] : hist[0], hist[1], unit_bufs, &n_gathered[u],
-                        ready, is_fwd ? "gather fwd" : "gather bwd");
+            bool on_demand = b->is_textbook || (!is_fwd && !m.prefetches_backward);
+            gather_unit(b, u, on_demand ? m.hist[1] : m.hist[0], m.hist[1], unit_bufs,
+                        &m.n_gathered[u], m.ready, is_fwd ? "gather fwd" : "gather bwd");
             for (uint32_t r = 0; r < n; r++)
-                if (ready[r] != GRAPH_NO_OP)
-                    b->wait_gather[r] = ready[r];
+                if (m.ready[r] != GRAPH_NO_OP)
+                    b->wait_gather[r] = m.ready[r];
         }
-        uint32_t label = (is_fwd ? b->label_fwd_base : b->label_bwd_base) + u;
-        if (is_fwd) {
-            double amount = b->cost.layer_fwd + (u == L - 1 ? b->cost.head_fwd : 0.0);
-            compute_all(b, PURPOSE_FORWARD, amount, label);
-            if (keep_acts && to_host && setup_is_checkpointed(b->setup, u)) {
-                /* DeepSpeed's cpu_checkpointing: the checkpoint goes to host memory */
-                double bytes = (double)b->act.checkpoint_per_layer;
-                for (uint32_t r = 0; r < n; r++) {
-                    OpId a = graph_alloc(b->g, r, STREAM_D2H, MEM_CPU, MEM_ACTIVATIONS, bytes,
-                                         &act_buf[(size_t)u * n + r]);
-                    builder_depend(b, b->last_compute[r], a);
-                    ckpt_copy[(size_t)u * n + r] =
-                        graph_copy(b->g, r, STREAM_D2H, COPY_D2H, bytes, ckpt_out_label);
-                }
-                if (u == L - 1)
-                    for (uint32_t r = 0; r < n; r++)
-                        graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, MEM_ACTIVATIONS,
-                                    (double)b->act.output_layer, &head_buf[r]);
-            } else if (keep_acts) {
-                double bytes =
-                    (double)(setup_is_checkpointed(b->setup, u) ? b->act.checkpoint_per_layer
-                                                                : b->act.layer_stored) +
-                    (u == L - 1 ? (double)b->act.output_layer : 0.0);
-                for (uint32_t r = 0; r < n; r++)
-                    graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, MEM_ACTIVATIONS, bytes,
-                                &act_buf[(size_t)u * n + r]);
-            }
-        } else {
-            uint32_t *work = NULL;
-            const bool is_checkpointed = setup_is_checkpointed(b->setup, u);
-            if (keep_acts && to_host && is_checkpointed) {
-                /* ... and comes back before the layer is recomputed, prefetched one op ahead */
-                for (uint32_t r = 0; r < n; r++) {
-                    OpId back = graph_copy(b->g, r, STREAM_H2D, COPY_H2D,
-                                           (double)b->act.checkpoint_per_layer, ckpt_in_label);
-                    builder_depend(b, ckpt_copy[(size_t)u * n + r], back);
-                    builder_depend(b, hist[0][r], back);
-                    b->wait_copy[r] = back;
-                }
-            }
-            if (keep_acts && is_checkpointed) {
-                /* full recomputation rebuilds this layer's activations first */
-                work = xmalloc(n * sizeof *work);
-                for (uint32_t r = 0; r < n; r++)
-                    graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, MEM_ACTIVATIONS,
-                                (double)b->act.layer_full, &work[r]);
-            }
-            /* the recomputation is its own op, before the layer's backward kernels */
-            double recompute = b->setup->recompute == RECOMPUTE_FULL && !is_checkpointed
-                                   ? 0.0
-                                   : b->cost.layer_recompute;
-            if (recompute > 0)
-                compute_all(b, PURPOSE_RECOMPUTE, recompute, b->label_recompute_base + u);
-            double amount = b->cost.layer_bwd + (u == L - 1 ? b->cost.head_bwd : 0.0);
-            compute_all(b, PURPOSE_BACKWARD, amount, label);
-            for (uint32_t r = 0; r < n && keep_acts; r++) {
-                if (work)
-                    graph_free(b->g, r, STREAM_COMPUTE, work[r]);
-                graph_free(b->g, r, STREAM_COMPUTE, act_buf[(size_t)u * n + r]);
-                if (to_host && is_checkpointed && u == L - 1)
-                    graph_free(b->g, r, STREAM_COMPUTE, head_buf[r]);
-            }
-            free(work);
-            if (reduces_now && buckets_during_backward)
-                add_gradients(b, u, is_overlapped);
-            else if (reduces_now)
-                b->bucket_elems += b->unit_params[u];
-        }
+        if (is_fwd)
+            forward_layer(b, &m, u);
+        else
+            backward_layer(b, &m, u);
         /* released after use: after each pass, or after backward when kept across */
-        if (stage3 && (regathers || !is_fwd)) {
-            release_gathered(b, unit_bufs, n_gathered[u]);
-            n_gathered[u] = 0;
+        if (stage3 && (m.regathers || !is_fwd)) {
+            release_gathered(b, unit_bufs, m.n_gathered[u]);
+            m.n_gathered[u] = 0;
         }
-        memcpy(hist[0], hist[1], n * sizeof *hist[0]);
-        memcpy(hist[1], b->last_compute, n * sizeof *hist[1]);
+        memcpy(m.hist[0], m.hist[1], n * sizeof *m.hist[0]);
+        memcpy(m.hist[1], b->last_compute, n * sizeof *m.hist[1]);
     }
-    if (reduces_now) {
-        if (buckets_during_backward) {
-            flush_bucket(b, is_overlapped);
-        } else {
-            /* after backward: buckets one after another on the reduce stream */
-            double total = b->bucket_elems;
-            double limit = b->is_textbook ? total : (double)b->z->reduce_bucket_size;
-            b->bucket_elems = 0;
-            while (total > 0) {
-                double part = total < limit ? total : limit;
-                b->bucket_elems = part;
-                flush_bucket(b, true);
-                total -= part;
-            }
-        }
-    }
-    free(act_buf);
-    free(ckpt_copy);
-    free(head_buf);
-    free(gathered);
-    free(n_gathered);
-    free(ready);
-    free(hist[0]);
-    free(hist[1]);
+    reduce_after_backward(b, &m);
+    micro_batch_fini(&m);
 }
 
 /* ---- the step ---- */
