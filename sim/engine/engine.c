@@ -470,18 +470,12 @@ static sg_host_t stream_host(const Stream *st)
     return engine.gpus[st->rank];
 }
 
-int engine_run(const Graph *g, const EngineOptions *opts, EngineResult *out, Err *err)
+/* The result's arrays and the memory tracker, before anything runs. */
+static void result_init(EngineResult *out, const Graph *g, const Platform *p,
+                        const EngineOptions *opts)
 {
-    if (!engine.is_ready)
-        return err_set(err, "engine: engine_init must come before engine_run");
-    const Platform *p = &engine.platform;
     const uint32_t n_ranks = graph_n_ranks(g), n_ops = graph_n_ops(g);
-    const uint32_t n_streams = graph_n_streams(g), n_coll = graph_n_collectives(g);
-    if (n_ranks > platform_n_gpus(p))
-        return err_set(err, "engine: expected at most %llu ranks (the platform's GPUs), got %u",
-                       (unsigned long long)platform_n_gpus(p), n_ranks);
-    if (capacity_check_actors(n_streams, err))
-        return -1;
+    const uint32_t n_coll = graph_n_collectives(g);
     memset(out, 0, sizeof *out);
     out->n_ops = n_ops;
     out->n_ranks = n_ranks;
@@ -489,36 +483,44 @@ int engine_run(const Graph *g, const EngineOptions *opts, EngineResult *out, Err
     out->op_end_s = xcalloc(n_ops ? n_ops : 1, sizeof *out->op_end_s);
     out->link_bytes = xcalloc(n_ranks, sizeof *out->link_bytes);
     out->coll_bytes = xcalloc(n_ranks, sizeof *out->coll_bytes);
+    out->coll_info = xcalloc(n_coll ? n_coll : 1, sizeof *out->coll_info);
     double nvme = (double)p->nvme.n_drives * (double)p->nvme.capacity_bytes_per_drive;
     out->memory = memory_create(n_ranks, (uint32_t)p->gpus_per_node, (double)p->gpu.hbm_bytes,
                                 (double)p->cpu.dram_bytes, nvme, opts->traced);
     memory_set_gpu_runtime(out->memory, graph_n_buffers(g), opts->gpu_outside_bytes,
                            opts->gpu_headroom_bytes, opts->is_expandable_segments);
+}
 
-    Run run = {0};
-    run.graph = g;
-    run.ops = graph_ops(g);
-    run.streams = graph_streams(g);
-    run.stream_ops = graph_stream_ops(g);
-    run.successors = graph_successors(g);
-    run.collectives = graph_collectives(g);
-    run.opts = *opts;
-    run.out = out;
-    run.remaining = xmalloc((n_ops ? n_ops : 1) * sizeof *run.remaining);
+/* The run's state: the graph's arrays, the dependency counters, and each collective's
+ * algorithm and NCCL timing resolved once (node alignment and node count are O(group size),
+ * so a group's are computed once for its consecutive collectives). */
+static void run_init(Run *run, const Graph *g, const Platform *p, const EngineOptions *opts,
+                     EngineResult *out)
+{
+    const uint32_t n_ops = graph_n_ops(g), n_streams = graph_n_streams(g);
+    const uint32_t n_coll = graph_n_collectives(g);
+    *run = (Run){0};
+    run->graph = g;
+    run->ops = graph_ops(g);
+    run->streams = graph_streams(g);
+    run->stream_ops = graph_stream_ops(g);
+    run->successors = graph_successors(g);
+    run->collectives = graph_collectives(g);
+    run->opts = *opts;
+    run->out = out;
+    run->remaining = xmalloc((n_ops ? n_ops : 1) * sizeof *run->remaining);
     for (uint32_t i = 0; i < n_ops; i++)
-        run.remaining[i] = run.ops[i].n_deps;
-    run.waiting = xmalloc((n_streams ? n_streams : 1) * sizeof *run.waiting);
-    run.sems = xmalloc((n_streams ? n_streams : 1) * sizeof *run.sems);
-    run.actors = xmalloc((n_streams ? n_streams : 1) * sizeof *run.actors);
-    run.algo = xmalloc(n_coll ? n_coll : 1);
-    run.is_aligned = xmalloc(n_coll ? n_coll : 1);
-    run.min_bw_s = xcalloc(n_coll ? n_coll : 1, sizeof *run.min_bw_s);
-    out->coll_info = xcalloc(n_coll ? n_coll : 1, sizeof *out->coll_info);
-    /* Resolve each group's algorithm once: node alignment and node count are O(group size). */
+        run->remaining[i] = run->ops[i].n_deps;
+    run->waiting = xmalloc((n_streams ? n_streams : 1) * sizeof *run->waiting);
+    run->sems = xmalloc((n_streams ? n_streams : 1) * sizeof *run->sems);
+    run->actors = xmalloc((n_streams ? n_streams : 1) * sizeof *run->actors);
+    run->algo = xmalloc(n_coll ? n_coll : 1);
+    run->is_aligned = xmalloc(n_coll ? n_coll : 1);
+    run->min_bw_s = xcalloc(n_coll ? n_coll : 1, sizeof *run->min_bw_s);
     uint32_t cached_group = UINT32_MAX, cached_nodes = 1;
     bool cached_aligned = false;
     for (uint32_t c = 0; c < n_coll; c++) {
-        const Collective *coll = &run.collectives[c];
+        const Collective *coll = &run->collectives[c];
         uint32_t n = 0;
         const uint32_t *members = graph_group(g, coll->group, &n);
         if (coll->group != cached_group) {
@@ -526,23 +528,80 @@ int engine_run(const Graph *g, const EngineOptions *opts, EngineResult *out, Err
             cached_aligned = collective_is_node_aligned(p, members, n);
             cached_nodes = group_n_nodes(p, members, n);
         }
-        run.is_aligned[c] = cached_aligned;
-        resolve_collective(&run, c, n, cached_nodes);
+        run->is_aligned[c] = cached_aligned;
+        resolve_collective(run, c, n, cached_nodes);
     }
+}
+
+static void run_fini(Run *run, uint32_t n_streams)
+{
+    for (uint32_t s = 0; s < n_streams; s++)
+        sg_sem_destroy(run->sems[s]);
+    free(run->remaining);
+    free(run->waiting);
+    free(run->sems);
+    free(run->actors);
+    free(run->algo);
+    free(run->is_aligned);
+    free(run->min_bw_s);
+}
+
+/* One actor per stream, started on its host. */
+static void start_actors(Run *run, uint32_t n_streams)
+{
+    char name[48];
+    for (uint32_t s = 0; s < n_streams; s++) {
+        run->waiting[s] = GRAPH_NO_OP;
+        run->sems[s] = sg_sem_init(0);
+        run->actors[s] = (StreamActor){run, s};
+        snprintf(name, sizeof name, "r%u.%s", run->streams[s].rank,
+                 graph_stream_name((StreamKind)run->streams[s].kind));
+        sg_actor_t a = sg_actor_init(name, stream_host(&run->streams[s]));
+        sg_actor_set_data(a, &run->actors[s]);
+        sg_actor_start(a, stream_main, 0, NULL);
+    }
+}
+
+/* A run that ended with streams unfinished: the op one of them waits on, or the collective
+ * whose members wait on each other. Always -1. */
+static int deadlock(const Run *run, uint32_t n_streams, Err *err)
+{
+    for (uint32_t s = 0; s < n_streams; s++) {
+        if (run->waiting[s] == GRAPH_NO_OP)
+            continue;
+        const Op *op = &run->ops[run->waiting[s]];
+        return err_set(err,
+                       "engine: deadlock: %u of %u streams never finished; rank %u stream %s "
+                       "waits on op %u \"%s\"",
+                       n_streams - run->n_finished, n_streams, op->rank,
+                       graph_stream_name((StreamKind)op->stream_kind), run->waiting[s],
+                       graph_label_text(run->graph, op->label));
+    }
+    return err_set(err,
+                   "engine: deadlock: %u of %u streams never finished (a collective whose "
+                   "members wait on each other)",
+                   n_streams - run->n_finished, n_streams);
+}
+
+int engine_run(const Graph *g, const EngineOptions *opts, EngineResult *out, Err *err)
+{
+    if (!engine.is_ready)
+        return err_set(err, "engine: engine_init must come before engine_run");
+    const Platform *p = &engine.platform;
+    const uint32_t n_ranks = graph_n_ranks(g), n_ops = graph_n_ops(g);
+    const uint32_t n_streams = graph_n_streams(g);
+    if (n_ranks > platform_n_gpus(p))
+        return err_set(err, "engine: expected at most %llu ranks (the platform's GPUs), got %u",
+                       (unsigned long long)platform_n_gpus(p), n_ranks);
+    if (capacity_check_actors(n_streams, err))
+        return -1;
+    result_init(out, g, p, opts);
+    Run run;
+    run_init(&run, g, p, opts, out);
 
     run.wall0 = wall_clock();
     run.t0 = simgrid_get_clock();
-    char name[48];
-    for (uint32_t s = 0; s < n_streams; s++) {
-        run.waiting[s] = GRAPH_NO_OP;
-        run.sems[s] = sg_sem_init(0);
-        run.actors[s] = (StreamActor){&run, s};
-        snprintf(name, sizeof name, "r%u.%s", run.streams[s].rank,
-                 graph_stream_name((StreamKind)run.streams[s].kind));
-        sg_actor_t a = sg_actor_init(name, stream_host(&run.streams[s]));
-        sg_actor_set_data(a, &run.actors[s]);
-        sg_actor_start(a, stream_main, 0, NULL);
-    }
+    start_actors(&run, n_streams);
     simgrid_run();
     out->wall_s = wall_clock() - run.wall0;
     if (run.is_progress_shown)
@@ -551,34 +610,10 @@ int engine_run(const Graph *g, const EngineOptions *opts, EngineResult *out, Err
 
     int rc = 0;
     if (run.n_finished != n_streams) {
-        for (uint32_t s = 0; s < n_streams; s++) {
-            if (run.waiting[s] != GRAPH_NO_OP) {
-                const Op *op = &run.ops[run.waiting[s]];
-                rc = err_set(err,
-                             "engine: deadlock: %u of %u streams never finished; rank %u "
-                             "stream %s waits on op %u \"%s\"",
-                             n_streams - run.n_finished, n_streams, op->rank,
-                             graph_stream_name((StreamKind)op->stream_kind), run.waiting[s],
-                             graph_label_text(g, op->label));
-                break;
-            }
-        }
-        if (rc == 0)
-            rc = err_set(err,
-                         "engine: deadlock: %u of %u streams never finished (a collective "
-                         "whose members wait on each other)",
-                         n_streams - run.n_finished, n_streams);
+        rc = deadlock(&run, n_streams, err);
         sg_actor_kill_all();
     }
-    for (uint32_t s = 0; s < n_streams; s++)
-        sg_sem_destroy(run.sems[s]);
-    free(run.remaining);
-    free(run.waiting);
-    free(run.sems);
-    free(run.actors);
-    free(run.algo);
-    free(run.is_aligned);
-    free(run.min_bw_s);
+    run_fini(&run, n_streams);
     return rc;
 }
 
