@@ -206,6 +206,43 @@ static int merge(const CliOption *o, const char *const *files, size_t n_files)
     return EXIT_OK;
 }
 
+/* Removes what killed sweeps left in $TMPDIR, and makes the directory for this sweep's
+ * derived inputs when its grid has some (tmp_dir stays "" otherwise). 0, or -1 with err. */
+static int prepare_tmp_dir(const Grid *g, char *tmp_dir, size_t size, Err *err)
+{
+    const char *base = getenv("TMPDIR");
+    base = base && base[0] ? base : "/tmp";
+    size_t n_stale = sweep_remove_stale_tmp_dirs(base);
+    if (n_stale > 0)
+        fprintf(stderr,
+                "zerosim sweep: removed %zu director%s of derived inputs that killed sweeps "
+                "left in %s\n",
+                n_stale, n_stale == 1 ? "y" : "ies", base);
+    return grid_has_derived_files(g) ? sweep_make_tmp_dir(base, tmp_dir, size, err) : 0;
+}
+
+/* The line that ends a sweep on stderr (nothing after a failure: its message says why). */
+static void summary(SweepStatus status, const Grid *g, const SweepOutput *out,
+                    const SweepTally *t, uint64_t shard, uint64_t n_shards)
+{
+    const char *where = out->path ? out->path : "the output";
+    char scope[96] = "";
+    if (n_shards > 1)
+        snprintf(scope, sizeof scope, "shard %llu/%llu: ", (unsigned long long)shard,
+                 (unsigned long long)n_shards);
+    if (status == SWEEP_INTERRUPTED)
+        fprintf(stderr,
+                "zerosim sweep: interrupted: %s%zu of %zu points in %s; run the same "
+                "command again to resume\n",
+                scope, t->skipped + t->finished, t->total, where);
+    else if (status == SWEEP_DONE)
+        fprintf(stderr,
+                "zerosim sweep: %s%zu of %zu points: %zu computed (%zu errors, %zu do "
+                "not fit), %zu already in %s\n",
+                scope, t->total, grid_n_points(g), t->finished, t->errors, t->not_fitting,
+                t->skipped, where);
+}
+
 int cmd_sweep(int argc, char **argv)
 {
     CliOption o[N_OPTS] = {
@@ -264,22 +301,9 @@ int cmd_sweep(int argc, char **argv)
         exit_code = EXIT_OK;
         goto done;
     }
-    const char *base = getenv("TMPDIR");
-    base = base && base[0] ? base : "/tmp";
-    size_t n_stale = sweep_remove_stale_tmp_dirs(base);
-    if (n_stale > 0)
-        fprintf(stderr,
-                "zerosim sweep: removed %zu director%s of derived inputs that killed sweeps "
-                "left in %s\n",
-                n_stale, n_stale == 1 ? "y" : "ies", base);
-    if (grid_has_derived_files(g) && sweep_make_tmp_dir(base, tmp_dir, sizeof tmp_dir, &err))
+    if (prepare_tmp_dir(g, tmp_dir, sizeof tmp_dir, &err))
         goto done;
     sweep_count(g, &out, shard, n_shards, &t);
-    if (out.n_done > t.skipped) /* rows of another grid or shard count: merging repeats them */
-        fprintf(stderr,
-                "zerosim: warning: %s: %zu rows are not points of %sthis grid (written "
-                "by another grid or shard count; a merge of the shards may repeat them)\n",
-                out.path, out.n_done - t.skipped, n_shards > 1 ? "this shard of " : "");
     t.has_bar = isatty(STDERR_FILENO) && !(out.f == stdout && isatty(STDOUT_FILENO));
     char exe[PATH_MAX];
     self_path(argv[0], exe, sizeof exe);
@@ -288,22 +312,7 @@ int cmd_sweep(int argc, char **argv)
     exit_code = status == SWEEP_DONE          ? EXIT_OK
                 : status == SWEEP_INTERRUPTED ? EXIT_INTERRUPTED
                                               : EXIT_BAD_INPUT;
-    const char *where = out.path ? out.path : "the output";
-    char scope[96] = "";
-    if (n_shards > 1)
-        snprintf(scope, sizeof scope, "shard %llu/%llu: ", (unsigned long long)shard,
-                 (unsigned long long)n_shards);
-    if (exit_code == EXIT_INTERRUPTED)
-        fprintf(stderr,
-                "zerosim sweep: interrupted: %s%zu of %zu points in %s; run the same "
-                "command again to resume\n",
-                scope, t.skipped + t.finished, t.total, where);
-    else if (exit_code == EXIT_OK)
-        fprintf(stderr,
-                "zerosim sweep: %s%zu of %zu points: %zu computed (%zu errors, %zu do "
-                "not fit), %zu already in %s\n",
-                scope, t.total, grid_n_points(g), t.finished, t.errors, t.not_fitting, t.skipped,
-                where);
+    summary(status, g, &out, &t, shard, n_shards);
 done:
     if (err.is_set)
         fprintf(stderr, "zerosim: %s\n", err.msg);
