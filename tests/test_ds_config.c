@@ -359,7 +359,7 @@ static void test_zero_bounds_accept_zero(void **state)
     TrainConfig c;
     parse_ok("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3, "
              "\"reduce_bucket_size\": 0, \"allgather_bucket_size\": 0, \"sub_group_size\": 0, "
-             "\"offload_param\": {\"device\": \"nvme\", \"buffer_count\": 0, "
+             "\"offload_param\": {\"device\": \"nvme\", \"nvme_path\": \"/n\", \"buffer_count\": 0, "
              "\"buffer_size\": 0}}}",
              &c);
     assert_int_equal(c.zero.reduce_bucket_size, 0);
@@ -487,7 +487,7 @@ static void test_nvme_optimizer_needs_stage3(void **state)
 {
     (void)state;
     assert_parse_fails("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 2, "
-                       "\"offload_optimizer\": {\"device\": \"nvme\"}}}",
+                       "\"offload_optimizer\": {\"device\": \"nvme\", \"nvme_path\": \"/n\"}}}",
                        "ds.json: zero_optimization.offload_optimizer.device: expected \"cpu\" "
                        "or \"none\" with stage 2 (NVMe offload is ZeRO-Infinity, stage 3), got "
                        "\"nvme\"");

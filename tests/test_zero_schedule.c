@@ -411,8 +411,8 @@ static void scenario_infinity_nvme(Probe *probe)
     offload_run(probe, "dgx-a100-80g", 8, one_layer_text,
                 "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
                 " \"zero_optimization\": {\"stage\": 3, \"sub_group_size\": 1e6,"
-                " \"offload_optimizer\": {\"device\": \"nvme\", \"pipeline_read\": true},"
-                " \"offload_param\": {\"device\": \"nvme\"}}}",
+                " \"offload_optimizer\": {\"device\": \"nvme\", \"nvme_path\": \"/n\", \"pipeline_read\": true},"
+                " \"offload_param\": {\"device\": \"nvme\", \"nvme_path\": \"/n\"}}}",
                 true);
 }
 
@@ -439,8 +439,8 @@ static void scenario_1t_on_dgx2(Probe *probe)
         "{\"train_micro_batch_size_per_gpu\": 1, \"fp16\": {\"enabled\": true},"
         " \"activation_checkpointing\": {\"cpu_checkpointing\": true},"
         " \"zero_optimization\": {\"stage\": 3, \"stage3_max_live_parameters\": 1e9,"
-        " \"offload_optimizer\": {\"device\": \"nvme\", \"pipeline_read\": true,"
-        " \"pipeline_write\": true}, \"offload_param\": {\"device\": \"nvme\"}}}";
+        " \"offload_optimizer\": {\"device\": \"nvme\", \"nvme_path\": \"/n\", \"pipeline_read\": true,"
+        " \"pipeline_write\": true}, \"offload_param\": {\"device\": \"nvme\", \"nvme_path\": \"/n\"}}}";
     const char *zero3 = "{\"train_micro_batch_size_per_gpu\": 1, \"fp16\": {\"enabled\": true},"
                         " \"activation_checkpointing\": {\"cpu_checkpointing\": true},"
                         " \"zero_optimization\": {\"stage\": 3}}";

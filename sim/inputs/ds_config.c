@@ -412,6 +412,18 @@ static int read_offload_section(Reader *r, const cJSON *sec, const char *key, bo
     out->device = (OffloadDevice)device;
     if (out->device == OFFLOAD_NONE)
         return 0;
+    /* DeepSpeed swaps NVMe-offloaded tensors under nvme_path (partitioned_param_swapper.py,
+     * AsyncPartitionedParameterSwapper; optimizer_utils.py for the optimizer states) and
+     * fails at initialisation without one */
+    const cJSON *nvme_path = cJSON_GetObjectItemCaseSensitive(sec, "nvme_path");
+    if (out->device == OFFLOAD_NVME &&
+        !(cJSON_IsString(nvme_path) && nvme_path->valuestring[0] != '\0')) {
+        char found[64];
+        return err_set(r->err,
+                       "%s: %s.nvme_path: expected the directory on the NVMe drive that "
+                       "DeepSpeed swaps to (device \"nvme\" needs one), got %s",
+                       r->file, path, jsonfile_describe(nvme_path, found, sizeof found));
+    }
     if (bool_or(r, sec, at, "pin_memory", false, &out->pin_memory) ||
         /* offload_config.py: buffer_count, buffer_size and max_in_cpu are Field(ge=0) */
         u64_or(r, sec, at, "buffer_count", 0, is_param ? 5 : 4, &out->buffer_count))
