@@ -85,6 +85,10 @@ run_one fuzz_grid grid.dict "$root"/workloads/grids/*.json \
     "$root"/tests/golden/inputs/sweep-*.json "$fuzz_dir"/regressions/grid-*.json
 run_one fuzz_calibration calibration.dict "$root"/tests/golden/inputs/calibration-*.json \
     "$fuzz_dir"/regressions/calibration-*.json
+run_one fuzz_pipeline pipeline.dict "$fuzz_dir"/seeds/pipeline-*.txt \
+    "$fuzz_dir"/regressions/pipeline-*.txt
+run_one fuzz_sweep_resume sweep_resume.dict "$fuzz_dir"/seeds/sweep-* \
+    "$fuzz_dir"/regressions/sweep-*
 
 if [ -n "$failed" ]; then
     echo "run_all.sh: fuzz targets failed:$failed" >&2
