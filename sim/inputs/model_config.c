@@ -330,7 +330,9 @@ static int read_sliding(Reader *r, uint64_t fallback_window, uint64_t every)
 /* GPT-2 and GPT-BigCode (modeling_gpt2.py, modeling_gpt_bigcode.py): c_attn fuses Q, K, V
  * (BigCode's multi-query K and V are one head each), LayerNorm with bias, biases on every
  * Conv1D/Linear, learned positions, tied head. */
-static int read_gpt2(Reader *r)
+/* The shape keys GPT-2 and GPT-J share (n_embd, n_layer, n_head, and n_inner, which
+ * defaults to 4 x n_embd in both configuration classes). */
+static int read_gpt2_shape(Reader *r)
 {
     ModelConfig *c = r->cfg;
     if (need_u64(r, "n_embd", "hidden_size", MAX_WIDTH, &c->hidden) ||
@@ -347,6 +349,14 @@ static int read_gpt2(Reader *r)
         strlist_addf(&c->defaults_used, "n_inner = %llu (4 x n_embd, %s)",
                      (unsigned long long)c->ffn_hidden, r->cls);
     }
+    return 0;
+}
+
+static int read_gpt2(Reader *r)
+{
+    ModelConfig *c = r->cfg;
+    if (read_gpt2_shape(r))
+        return -1;
     if (opt_u64(r, "n_positions", "max_position_embeddings", MAX_SEQ, 1024, NULL, &c->max_seq) ||
         opt_u64(r, "vocab_size", NULL, MAX_VOCAB, 50257, NULL, &c->vocab) ||
         opt_bool(r, "tie_word_embeddings", true, false, &c->is_tied))
@@ -368,20 +378,8 @@ static int read_gpt2(Reader *r)
 static int read_gptj(Reader *r)
 {
     ModelConfig *c = r->cfg;
-    if (need_u64(r, "n_embd", "hidden_size", MAX_WIDTH, &c->hidden) ||
-        need_u64(r, "n_layer", "num_hidden_layers", MAX_LAYERS, &c->n_layers) ||
-        need_u64(r, "n_head", "num_attention_heads", MAX_WIDTH, &c->n_heads))
+    if (read_gpt2_shape(r))
         return -1;
-    mark(r, "n_inner");
-    int rc =
-        jsonfile_get_u64(r->root, "n_inner", r->at, 1, MAX_WIDTH * 4ull, &c->ffn_hidden, r->err);
-    if (rc < 0)
-        return -1;
-    if (rc == 0) {
-        c->ffn_hidden = 4 * c->hidden;
-        strlist_addf(&c->defaults_used, "n_inner = %llu (4 x n_embd, GPTJConfig)",
-                     (unsigned long long)c->ffn_hidden);
-    }
     if (opt_u64(r, "n_positions", "max_position_embeddings", MAX_SEQ, 2048, NULL, &c->max_seq) ||
         opt_u64(r, "vocab_size", NULL, MAX_VOCAB, 50400, NULL, &c->vocab) ||
         opt_bool(r, "tie_word_embeddings", false, true, &c->is_tied))
