@@ -154,6 +154,16 @@ static void json_list(JsonWriter *w, const StrList *list)
         json_string(w, list->items[i]);
 }
 
+void estimate_report_json_flops(JsonWriter *w, const StepFlops *f)
+{
+    json_key(w, "flops");
+    json_begin_object(w);
+    json_kv_double(w, "per_step", f->hardware);
+    json_kv_double(w, "model_per_step", f->model);
+    json_kv_double(w, "megatron_per_step", f->megatron);
+    json_end_object(w);
+}
+
 void estimate_report_json_inputs(JsonWriter *w, const EstimateReport *r)
 {
     const ModelConfig *m = r->model;
@@ -304,12 +314,7 @@ void estimate_report_json(FILE *out, const EstimateReport *r)
     json_kv_double(&w, "total_in_psi", e->comm.total_in_psi);
     json_end_object(&w);
 
-    json_key(&w, "flops");
-    json_begin_object(&w);
-    json_kv_double(&w, "per_step", e->flops.hardware);
-    json_kv_double(&w, "model_per_step", e->flops.model);
-    json_kv_double(&w, "megatron_per_step", e->flops.megatron);
-    json_end_object(&w);
+    estimate_report_json_flops(&w, &e->flops);
 
     json_key(&w, "time");
     json_begin_object(&w);

@@ -31,6 +31,9 @@ void estimate_report_defaults_text(FILE *out, const EstimateReport *r);
 
 /* The "model", "cluster" and "config" members of the report, into an open object (shared
  * with `zerosim run`'s report). */
+/* The "flops" object both reports carry: hardware, model and Megatron-formula FLOPs per step. */
+void estimate_report_json_flops(JsonWriter *w, const StepFlops *f);
+
 void estimate_report_json_inputs(JsonWriter *w, const EstimateReport *r);
 
 #endif

@@ -277,12 +277,7 @@ void run_report_json(FILE *out, const RunReport *r)
     json_kv_u64(&w, "estimate_total_bytes", e->comm.total);
     json_end_object(&w);
 
-    json_key(&w, "flops");
-    json_begin_object(&w);
-    json_kv_double(&w, "per_step", e->flops.hardware);
-    json_kv_double(&w, "model_per_step", e->flops.model);
-    json_kv_double(&w, "megatron_per_step", e->flops.megatron);
-    json_end_object(&w);
+    estimate_report_json_flops(&w, &e->flops);
 
     json_key(&w, "time");
     json_begin_object(&w);
