@@ -138,7 +138,8 @@ static void test_estimate_build_device_peak_and_headroom(void **state)
     const uint64_t psi = est.params.total, part = (psi + 7) / 8;
     assert_int_equal(est.mem.gpu_step_copies, 6 * part);
     assert_int_equal(est.runtime.cublas_workspace_bytes, 2 * 8519680ull);
-    assert_int_equal(est.runtime.outside_bytes, 266076160ull + 16 * 9633792ull);
+    /* one communicator, 2 x 12 execution channels of dgx-a100-80g's nccl section */
+    assert_int_equal(est.runtime.outside_bytes, 266076160ull + 24 * 9633792ull);
     const uint64_t working =
         est.gpu_activations > 6 * part ? est.gpu_activations : 6 * part;
     assert_int_equal(est.gpu_allocated_peak, est.mem.gpu_model_states + est.mem.gpu_buffers +

@@ -27,7 +27,7 @@ static Platform platform_with_runtime(void)
     p.has_runtime = true;
     p.runtime.cuda_context_bytes = 266076160;
     p.runtime.cublas_workspace_bytes = 8519680;
-    p.runtime.nccl_channels = 16;
+    p.nccl.channels = 8; /* search channels: 16 execution channels */
     return p;
 }
 
@@ -85,20 +85,21 @@ static void test_runtime_memory_platform_section(void **state)
     assert_int_equal(platform_load(&p, "dgx-h100", ZEROSIM_SOURCE_DIR, &err), 0);
     assert_true(p.has_runtime);
     assert_int_equal(p.runtime.cublas_workspace_bytes, 33554432); /* 32 MiB on sm90 */
-    assert_int_equal(p.runtime.nccl_channels, 24);
-    /* the same file without runtime.nccl_channels: one line naming the key */
+    assert_int_equal(p.nccl.channels, 16);
+    assert_int_equal(runtime_nccl_channels(&p), 32); /* execution channels: twice the search */
+    /* the same file without runtime.cuda_context_bytes: one line naming the key */
     FILE *f = fopen(ZEROSIM_SOURCE_DIR "/platforms/dgx-h100.json", "rb");
     assert_non_null(f);
     static char text[65536];
     size_t n = fread(text, 1, sizeof text - 1, f);
     fclose(f);
     text[n] = '\0';
-    char *key = strstr(text, "\"nccl_channels\": 24,");
+    char *key = strstr(text, "\"cuda_context_bytes\": 266076160,");
     assert_non_null(key);
-    memset(key, ' ', strlen("\"nccl_channels\": 24,"));
+    memset(key, ' ', strlen("\"cuda_context_bytes\": 266076160,"));
     Err e2 = {0};
     assert_int_equal(platform_parse(&p, "h100.json", text, n, &e2), -1);
-    assert_non_null(strstr(e2.msg, "h100.json: runtime.nccl_channels: expected integer in [1, 64]"));
+    assert_non_null(strstr(e2.msg, "h100.json: runtime.cuda_context_bytes: expected integer"));
 }
 
 int main(void)

@@ -51,7 +51,7 @@ static const char *const nic_keys[] = {"per_node", "bw_bytes_per_s", "latency_s"
 static const char *const fabric_keys[] = {"topology", "oversubscription", "latency_s", "source",
                                           NULL};
 static const char *const runtime_keys[] = {"cuda_context_bytes", "cublas_workspace_bytes",
-                                           "nccl_channels", "source", NULL};
+                                           "source", NULL};
 static const char *const topologies[] = {"fat_tree", "rail_optimized", NULL};
 static const char *const nccl_keys[] = {"arch", "cpu_vendor", "channels", "source", NULL};
 static const char *const archs[] = {"volta", "ampere", "hopper", "blackwell", NULL};
@@ -285,7 +285,6 @@ static int read_runtime(const cJSON *root, JsonAt at, Platform *p, Err *err)
                     err) ||
                    need_u64(r, "cublas_workspace_bytes", s, 0, 1ull << 40,
                             &p->runtime.cublas_workspace_bytes, err) ||
-                   need_u64(r, "nccl_channels", s, 1, 64, &p->runtime.nccl_channels, err) ||
                    read_source(r, s, err)
                ? -1
                : 0;

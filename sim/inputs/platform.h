@@ -101,7 +101,6 @@ typedef struct Platform {
     struct {
         uint64_t cuda_context_bytes;     /* context + loaded kernels, outside the allocator */
         uint64_t cublas_workspace_bytes; /* per cuBLAS handle and stream, inside it */
-        uint64_t nccl_channels;          /* ring channels NCCL opens per communicator */
     } runtime;
 
     struct {

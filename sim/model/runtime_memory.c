@@ -6,6 +6,11 @@
 
 #include "zero_memory.h"
 
+uint64_t runtime_nccl_channels(const Platform *p)
+{
+    return 2 * p->nccl.channels;
+}
+
 void runtime_memory(const Platform *p, const ZeroConfig *z, uint64_t n_gpus, RuntimeMemory *out)
 {
     *out = (RuntimeMemory){0};
@@ -17,6 +22,6 @@ void runtime_memory(const Platform *p, const ZeroConfig *z, uint64_t n_gpus, Run
     if (n_gpus > 1)
         out->n_communicators = zero_shard_gpus(z, n_gpus) < n_gpus ? 3 : 1;
     out->nccl_bytes =
-        out->n_communicators * p->runtime.nccl_channels * (uint64_t)RUNTIME_NCCL_CONNECTION_BYTES;
+        out->n_communicators * runtime_nccl_channels(p) * (uint64_t)RUNTIME_NCCL_CONNECTION_BYTES;
     out->outside_bytes = out->cuda_context_bytes + out->nccl_bytes;
 }

@@ -35,6 +35,11 @@
  * device thread, both on the compute stream. */
 #define RUNTIME_CUBLAS_HANDLES 2u
 
+/* NCCL's execution channels per communicator: twice the search channels of its ring graph
+ * (the platform's nccl.channels; S. Jeaugey, NVIDIA/nccl#1041: "Execution channels are
+ * typically 2x the search channels"); each holds one connection's buffers. */
+uint64_t runtime_nccl_channels(const Platform *p);
+
 typedef struct RuntimeMemory {
     bool is_counted;              /* the platform gives a runtime section */
     uint64_t n_communicators;     /* NCCL communicators a rank joins */

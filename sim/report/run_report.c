@@ -119,7 +119,7 @@ void run_report_text(FILE *out, const RunReport *r)
         char label[64];
         snprintf(label, sizeof label, "NCCL buffers (%llu comm. x %llu ch.)",
                  (unsigned long long)rt->n_communicators,
-                 (unsigned long long)p->runtime.nccl_channels);
+                 (unsigned long long)runtime_nccl_channels(p));
         row(out, label, gib((double)rt->nccl_bytes));
     } else {
         fprintf(out, "  (the platform has no runtime section: CUDA context and NCCL buffers are "
