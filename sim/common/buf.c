@@ -5,8 +5,10 @@
 
 #include "xalloc.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void buf_add(Buf *b, const char *s, size_t n)
 {
@@ -41,6 +43,21 @@ void buf_replace_all(Buf *b, const char *what, const char *with)
     buf_add(&out, "", 0);
     buf_free(b);
     *b = out;
+}
+
+int buf_read_fd(Buf *b, int fd)
+{
+    char chunk[65536];
+    for (;;) {
+        ssize_t got = read(fd, chunk, sizeof chunk);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return -1;
+        if (got == 0)
+            return 0;
+        buf_add(b, chunk, (size_t)got);
+    }
 }
 
 void buf_free(Buf *b)

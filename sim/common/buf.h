@@ -24,6 +24,10 @@ void buf_puts(Buf *b, const char *s);
 /* Replaces every occurrence of `what` (non-empty) with `with`. */
 void buf_replace_all(Buf *b, const char *what, const char *with);
 
+/* Appends everything left to read on file descriptor fd (retrying on EINTR). 0, or -1 with
+ * errno set by read(). */
+int buf_read_fd(Buf *b, int fd);
+
 /* Frees the bytes; the buffer is empty again. */
 void buf_free(Buf *b);
 

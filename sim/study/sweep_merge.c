@@ -1,7 +1,7 @@
 /*
  * sweep_merge.c - shards checked and merged into one output (see sweep_merge.h).
  */
-#define _POSIX_C_SOURCE 200809L /* rename, mkstemp via stdlib */
+#define _POSIX_C_SOURCE 200809L /* rename, open */
 
 #include "sweep_merge.h"
 
@@ -12,10 +12,12 @@
 #include "csv.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct Row {
     uint64_t id;
@@ -34,23 +36,16 @@ typedef struct Shard {
 
 static char *read_file(const char *path, size_t *out_n, Err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        err_set(err, "%s: cannot read the shard: %s", path, strerror(errno));
-        return NULL;
-    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
     Buf b = {0};
-    char chunk[65536];
-    size_t got;
-    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
-        buf_add(&b, chunk, got);
-    bool is_error = ferror(f);
-    fclose(f);
-    if (is_error) {
-        buf_free(&b);
+    if (fd < 0 || buf_read_fd(&b, fd) != 0) {
         err_set(err, "%s: cannot read the shard: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        buf_free(&b);
         return NULL;
     }
+    close(fd);
     buf_add(&b, "", 0);
     *out_n = b.n;
     return b.data;

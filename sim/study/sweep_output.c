@@ -44,21 +44,6 @@ static void csv_header(const Grid *g, Buf *b)
     csv_field(b, "message", false);
 }
 
-static int read_all(int fd, Buf *b)
-{
-    char chunk[65536];
-    for (;;) {
-        ssize_t got = read(fd, chunk, sizeof chunk);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0)
-            return -1;
-        if (got == 0)
-            return 0;
-        buf_add(b, chunk, (size_t)got);
-    }
-}
-
 /* Why a kept row is not one this sweep wrote (NULL: it is): a row damaged in the middle of
  * the file (an edit, a copy cut short) must not count as done. */
 static const char *row_problem(const SweepOutput *o, const Grid *g, const char *line, size_t len,
@@ -209,7 +194,7 @@ int sweep_output_open(SweepOutput *o, const Grid *g, bool is_read_only, Err *err
                            o->path);
         }
         Buf text = {0};
-        int rc = read_all(fd, &text);
+        int rc = buf_read_fd(&text, fd);
         size_t keep = text.n;
         while (keep > 0 && text.data[keep - 1] != '\n')
             keep--;
