@@ -115,18 +115,31 @@ static void test_grid_point_key_is_canonical(void **state)
     assert_key(a, 1, "command=run;model=gpt2-1.5b;config=zero2;platform=workstation-2x-titan-rtx;"
                      "seq_len=128;overrides.cpu.dram_bw_bytes_per_s=150000000000;"
                      "overrides.pcie.gpu_link.bw_bytes_per_s=24000000000");
+    /* The same points in another order: each key, and its content id, is in both. */
     for (size_t i = 0; i < 4; i++) {
         char *ka = grid_point_key(a, i);
         bool found = false;
         for (size_t j = 0; j < 4; j++) {
             char *kb = grid_point_key(b, j);
-            found |= strcmp(ka, kb) == 0;
+            if (strcmp(ka, kb) == 0) {
+                found = true;
+                assert_true(grid_point_id(a, i) == grid_point_id(b, j));
+            }
             free(kb);
         }
         if (!found)
             fail_msg("key %s of one grid is not in the other", ka);
         free(ka);
     }
+    /* ids are FNV-1a-64 of the key, mixed by MurmurHash3 fmix64, to 53 bits, computed independently in Python (h =
+     * 0xcbf29ce484222325; per byte h ^= b, h *= 0x100000001b3 mod 2^64; fmix64; & (2^53 - 1)) */
+    assert_true(grid_point_id(a, 1) == UINT64_C(1247217963482493));
+    /* the files point 1 reads: its model, config and platform, with their digests */
+    const GridInput *inputs[GRID_MAX_POINT_INPUTS];
+    assert_int_equal(grid_point_inputs(a, 1, inputs), 3);
+    assert_non_null(strstr(inputs[0]->path, "/workloads/models/gpt2-1.5b.json"));
+    assert_non_null(strstr(inputs[1]->path, "/workloads/ds_configs/zero2.json"));
+    assert_non_null(strstr(inputs[2]->path, "/platforms/workstation-2x-titan-rtx.json"));
     grid_destroy(a);
     grid_destroy(b);
     Grid *e = parse_ok(GRID(", \"command\": \"estimate\", \"overrides\": {"
@@ -370,7 +383,7 @@ static void test_grid_report_read_metrics_and_rows(void **state)
     assert_non_null(strstr(r.json, "\"file\":\"" DATA "/workloads/ds_configs/zero2.json\""));
     char *row = grid_jsonl_row(g, 1, "ok", 3, NULL, &r);
     assert_string_equal(
-        row, "{\"id\":1,\"key\":\"command=run;model=gpt2-1.5b;config=zero2;"
+        row, "{\"id\":320025929994195,\"key\":\"command=run;model=gpt2-1.5b;config=zero2;"
              "platform=workstation-2x-titan-rtx;micro_batch=2;"
              "overrides.nic.bw_bytes_per_s=12500000000\",\"point\":{\"command\":\"run\","
              "\"model\":\"gpt2-1.5b\",\"config\":\"zero2\",\"platform\":"

@@ -223,7 +223,7 @@ static void test_sweep_jobs_do_not_change_results(void **state)
     run_ok(sweep("run.json", "-j", "2", "--out", "j2.csv", NULL));
     char *j1 = read_text("j1.csv"), *j2 = read_text("j2.csv");
     assert_int_equal(count_lines(j1), 2 + 12); /* the sweep header, the columns, the rows */
-    assert_memory_equal(j1, "# zerosim-sweep {\"format\":1,", 28);
+    assert_memory_equal(j1, "# zerosim-sweep {\"format\":2,", 28);
     char *s1 = sorted_rows(j1, 2), *s2 = sorted_rows(j2, 2);
     assert_string_equal(s1, s2);
     assert_memory_equal(j1, j2, (size_t)(strchr(j1, '\n') - j1));
@@ -339,16 +339,17 @@ static void test_sweep_shards_partition_the_grid(void **state)
     run_ok(sweep("run.json", "--shard", "0/2", "--out", "s0.csv", NULL));
     run_ok(sweep("run.json", "--shard", "1/2", "-j", "2", "--out", "s1.csv", NULL));
     char *whole = read_text("whole.csv"), *s0 = read_text("s0.csv"), *s1 = read_text("s1.csv");
-    assert_int_equal(count_lines(s0), 2 + 6);
-    assert_int_equal(count_lines(s1), 2 + 6);
+    /* ids are digests of the keys, so the shards split 12 points unevenly but wholly */
+    assert_int_equal(count_lines(s0) - 2 + count_lines(s1) - 2, 12);
+    assert_true(count_lines(s0) > 2 && count_lines(s1) > 2);
     assert_non_null(strstr(s1, "\"shard\":\"1/2\""));
     /* Shard I holds the ids congruent to I. */
     const char *rows0 = strchr(strchr(s0, '\n') + 1, '\n') + 1;
     const char *rows1 = strchr(strchr(s1, '\n') + 1, '\n') + 1;
     for (const char *p = rows0; *p; p = strchr(p, '\n') + 1)
-        assert_int_equal(atoi(p) % 2, 0);
+        assert_int_equal(strtoull(p, NULL, 10) % 2, 0);
     for (const char *p = rows1; *p; p = strchr(p, '\n') + 1)
-        assert_int_equal(atoi(p) % 2, 1);
+        assert_int_equal(strtoull(p, NULL, 10) % 2, 1);
     /* Both shards' rows: the whole grid, under the same columns. */
     size_t n = strlen(s0) + strlen(s1) + 1;
     char *both = calloc(1, n);
@@ -391,18 +392,20 @@ static size_t count_entries(const char *prefix)
     return n;
 }
 
-/* Issue 15: a resumed sweep keeps only rows it would write now. A row damaged in the middle,
- * an edited grid and an input changed behind the same name are refused, saying what and
- * where; a sweep killed with SIGKILL resumes to the uninterrupted result and its derived
+/* Issue 15: a resumed sweep keeps only rows it would write now. A row damaged in the middle
+ * and a row twice are refused, saying what and where; after the grid is edited or an input
+ * changed behind the same name, the rows still valid are kept and the rest computed, to what
+ * an uninterrupted sweep writes; a sweep killed with SIGKILL resumes to the uninterrupted result and its derived
  * inputs' directory is cleaned up by the next run. */
 static void test_sweep_resume_keeps_only_what_it_would_write(void **state)
 {
     (void)state;
     static const char grid[] =
-        "{\"models\": [\"m.json\"], \"configs\": [\"zero2\", \"zero3\"],\n"
+        "{\"models\": [\"m.json\"], \"configs\": [\"c.json\", \"zero3\"],\n"
         " \"platforms\": [\"workstation-2x-titan-rtx\"], \"gpus\": [1, 2],\n"
         " \"micro_batch\": [1, 2, 4], \"seq_len\": 128}\n";
     copy_in("workloads/models/gpt2-1.5b.json", "m.json");
+    copy_in("workloads/ds_configs/zero2.json", "c.json");
     write_text("g.json", grid, sizeof grid - 1);
     run_ok(sweep("g.json", "--out", "ref.csv", NULL));
     char *ref = read_text("ref.csv");
@@ -440,33 +443,83 @@ static void test_sweep_resume_keeps_only_what_it_would_write(void **state)
     free(err);
     free(twice);
 
-    /* the grid edited: a value added changes the points' ids */
+    /* the grid edited (a value removed, one added, the list reordered): the rows of points
+     * still in it are kept (ids are digests of the keys), the others dropped, the new points
+     * computed; the file is then what an uninterrupted sweep of the edited grid writes */
     static const char edited[] =
-        "{\"models\": [\"m.json\"], \"configs\": [\"zero2\", \"zero3\"],\n"
+        "{\"models\": [\"m.json\"], \"configs\": [\"c.json\", \"zero3\"],\n"
         " \"platforms\": [\"workstation-2x-titan-rtx\"], \"gpus\": [1, 2],\n"
-        " \"micro_batch\": [1, 2, 3, 4], \"seq_len\": 128}\n";
+        " \"micro_batch\": [4, 3, 1], \"seq_len\": 128}\n";
     write_text("g2.json", edited, sizeof edited - 1);
+    run_ok(sweep("g2.json", "--out", "ref2.csv", NULL));
+    char *ref2 = read_text("ref2.csv");
     write_text("edited.csv", ref, n_ref);
-    assert_int_equal(sweep("g2.json", "--out", "edited.csv", NULL), 1);
+    run_ok(sweep("g2.json", "--out", "edited.csv", NULL));
     err = read_text("stderr.txt");
-    assert_non_null(strstr(err, "edited.csv: expected rows of the grid g2.json as it is now, "
-                                "got rows of a grid that differs (g.json, 12 points;"));
+    assert_string_equal(err, "zerosim sweep: edited.csv: the grid changed: 4 rows of points no "
+                             "longer in it dropped, 8 kept\n"
+                             "zerosim sweep: 12 of 12 points: 4 computed (0 errors, 2 do not "
+                             "fit), 8 already in edited.csv\n");
     free(err);
+    char *got = read_text("edited.csv");
+    char *a = sorted_rows(ref2, 2), *b = sorted_rows(got, 2);
+    assert_string_equal(a, b);
+    assert_memory_equal(ref2, got, (size_t)(strchr(strchr(ref2, '\n') + 1, '\n') - ref2));
+    free(a);
+    free(b);
+    free(got);
+    free(ref2);
 
-    /* an input changed behind the same name */
-    char *model = read_text("m.json");
-    char *at = strstr(model, "\"n_positions\": 1024");
-    assert_non_null(at);
-    memcpy(at, "\"n_positions\": 2048", 19);
-    write_text("m.json", model, strlen(model));
-    write_text("changed.csv", ref, n_ref);
-    assert_int_equal(sweep("g.json", "--out", "changed.csv", NULL), 1);
+    /* an input changed behind the same name (bytes only: the same numbers): the rows of the
+     * points that read it are computed again, the others kept. A marker in one row of each
+     * config shows which. */
+    char *marked = strdup(ref);
+    char *zero2_row = strstr(marked, ",c.json,"), *zero3_row = strstr(marked, ",zero3,");
+    assert_non_null(zero2_row);
+    assert_non_null(zero3_row);
+    char *ends[2] = {strchr(zero2_row, '\n'), strchr(zero3_row, '\n')};
+    assert_true(ends[0][-1] == ',' && ends[1][-1] == ','); /* empty messages of ok rows */
+    size_t n_marked = strlen(marked) + 64;
+    char *with = calloc(1, n_marked);
+    const char *from = marked;
+    for (int i = ends[0] < ends[1] ? 0 : 1, k = 0; k < 2; k++, i = 1 - i) {
+        strncat(with, from, (size_t)(ends[i] - from));
+        strcat(with, i == 0 ? "mark-c" : "mark-zero3");
+        from = ends[i];
+    }
+    strcat(with, from);
+    write_text("changed.csv", with, strlen(with));
+    char *config = read_text("c.json");
+    size_t n_config = strlen(config);
+    config = realloc(config, n_config + 2);
+    strcpy(config + n_config, "\n");
+    write_text("c.json", config, n_config + 1);
+    run_ok(sweep("g.json", "--out", "ref3.csv", NULL));
+    run_ok(sweep("g.json", "-j", "2", "--out", "changed.csv", NULL));
     err = read_text("stderr.txt");
-    assert_non_null(strstr(err, "changed.csv: expected rows computed from m.json as it is now, "
-                                "got rows computed from another version of it"));
+    assert_string_equal(err, "zerosim sweep: changed.csv: 6 rows were computed from inputs "
+                             "that changed since (c.json): their points run again\n"
+                             "zerosim sweep: 12 of 12 points: 6 computed (0 errors, 3 do not "
+                             "fit), 6 already in changed.csv\n");
     free(err);
-    free(model);
-    copy_in("workloads/models/gpt2-1.5b.json", "m.json");
+    got = read_text("changed.csv");
+    assert_null(strstr(got, "mark-c"));
+    assert_non_null(strstr(got, "mark-zero3"));
+    char *ref3 = read_text("ref3.csv");
+    assert_memory_equal(ref3, got, (size_t)(strchr(strchr(ref3, '\n') + 1, '\n') - ref3));
+    char *mark = strstr(got, "mark-zero3");
+    memmove(mark, mark + strlen("mark-zero3"), strlen(mark + strlen("mark-zero3")) + 1);
+    a = sorted_rows(ref3, 2);
+    b = sorted_rows(got, 2);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    free(ref3);
+    free(got);
+    free(config);
+    free(with);
+    free(marked);
+    copy_in("workloads/ds_configs/zero2.json", "c.json");
 
     /* killed with SIGKILL, then resumed: the uninterrupted result; the derived inputs of the
      * killed run (batch sizes) are removed by the next one */
@@ -479,7 +532,8 @@ static void test_sweep_resume_keeps_only_what_it_would_write(void **state)
     usleep(300 * 1000); /* its orphaned workers finish (their rows are lost) */
     run_ok(sweep("g.json", "-j", "2", "--out", "killed.csv", NULL));
     char *resumed = read_text("killed.csv");
-    char *a = sorted_rows(ref, 2), *b = sorted_rows(resumed, 2);
+    a = sorted_rows(ref, 2);
+    b = sorted_rows(resumed, 2);
     assert_string_equal(a, b);
     assert_memory_equal(ref, resumed, (size_t)(strchr(ref, '\n') - ref));
     assert_int_equal(count_entries("zerosim-sweep-"), 0);
@@ -506,8 +560,12 @@ static void test_sweep_merge_checks_and_joins_shards(void **state)
     char *whole = read_text("w.csv"), *merged = read_text("merged.csv");
     /* the same headers (shard 0/1) and rows, in id order */
     const char *rows = strchr(strchr(merged, '\n') + 1, '\n') + 1;
-    for (int id = 0; *rows; id++, rows = strchr(rows, '\n') + 1)
-        assert_int_equal(atoi(rows), id);
+    unsigned long long previous = 0;
+    for (; *rows; rows = strchr(rows, '\n') + 1) {
+        unsigned long long id = strtoull(rows, NULL, 10);
+        assert_true(id > previous);
+        previous = id;
+    }
     assert_memory_equal(whole, merged, (size_t)(strchr(strchr(whole, '\n') + 1, '\n') - whole));
     char *a = sorted_rows(whole, 2), *b = sorted_rows(merged, 2);
     assert_string_equal(a, b);
@@ -542,6 +600,21 @@ static void test_sweep_merge_checks_and_joins_shards(void **state)
     free(doubled);
     free(m1);
 
+    /* a shard short of a row */
+    m1 = read_text("m1.csv");
+    char *cut = m1 + strlen(m1) - 1;
+    while (cut > m1 && cut[-1] != '\n')
+        cut--;
+    *cut = '\0';
+    write_text("short1.csv", m1, strlen(m1));
+    assert_int_equal(merge("x.csv", "m0.csv", "short1.csv", "m2.csv", NULL), 1);
+    err = read_text("stderr.txt");
+    assert_non_null(strstr(err, "short1.csv: expected the "));
+    assert_non_null(strstr(err, " points of shard 1/3, got "));
+    assert_non_null(strstr(err, ": finish that shard first\n"));
+    free(err);
+    free(m1);
+
     /* a shard of another grid (its values differ) */
     static const char other[] =
         "{\"models\": [\"gpt2-1.5b\"], \"configs\": [\"zero2\", \"zero3\"],\n"
@@ -553,7 +626,7 @@ static void test_sweep_merge_checks_and_joins_shards(void **state)
     assert_int_equal(merge("x.csv", "m0.csv", "o1.csv", "m2.csv", NULL), 1);
     err = read_text("stderr.txt");
     assert_non_null(strstr(err, "o1.csv: expected rows of the grid run.json as it is now, got "
-                                "rows of a grid that differs (other.json, 12 points;"));
+                                "rows of a grid that differs (other.json, 12 points)"));
     free(err);
     assert_int_equal(access("x.csv", F_OK), -1); /* nothing written on a refusal */
     free(whole);

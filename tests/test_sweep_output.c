@@ -34,6 +34,11 @@
     "command=estimate;model=gpt2-1.5b;config=zero2;platform=workstation-2x-titan-rtx;gpus=1"
 #define KEY1                                                                                   \
     "command=estimate;model=gpt2-1.5b;config=zero2;platform=workstation-2x-titan-rtx;gpus=2"
+/* The points' content ids: FNV-1a-64 of each key, mixed by MurmurHash3 fmix64, to 53 bits,
+ * computed independently (Python:
+ * h = 0xcbf29ce484222325; per byte h ^= b, h *= 0x100000001b3 mod 2^64; then fmix64; & (2^53 - 1)). */
+#define ID0 "5043600300746073"
+#define ID1 "3160305294730055"
 
 typedef struct Fixture {
     Grid *grid;
@@ -69,7 +74,7 @@ static int setup(void **state)
                               grid_metric_name(fx->grid, k));
     snprintf(fx->header + n, sizeof fx->header - n, ",message");
     n = (size_t)snprintf(fx->row0, sizeof fx->row0,
-                         "0," KEY0 ",gpt2-1.5b,zero2,workstation-2x-titan-rtx,1,error,1");
+                         ID0 "," KEY0 ",gpt2-1.5b,zero2,workstation-2x-titan-rtx,1,error,1");
     for (size_t k = 0; k < grid_n_metrics(fx->grid); k++)
         n += (size_t)snprintf(fx->row0 + n, sizeof fx->row0 - n, ",");
     snprintf(fx->row0 + n, sizeof fx->row0 - n, ",m");
@@ -151,7 +156,7 @@ static void test_sweep_output_open_new_csv_writes_header(void **state)
     sweep_output_close(&o);
     char expected[4200];
     snprintf(expected, sizeof expected, "%s\n", fx->header);
-    assert_memory_equal(expected, "# zerosim-sweep {\"format\":1,", 28);
+    assert_memory_equal(expected, "# zerosim-sweep {\"format\":2,", 28);
     assert_string_equal(slurp(fx->path), expected);
     /* the header holds the estimate metrics, starting with the GPU peak */
     assert_non_null(strstr(fx->header, ",exit_code,memory.gpu_peak_bytes,"));
@@ -177,9 +182,9 @@ static void test_sweep_output_row_appends_and_keys_read_back(void **state)
     char expected[8192];
     size_t n = (size_t)snprintf(expected, sizeof expected,
                                 "%s\n"
-                                "1," KEY1 ",gpt2-1.5b,zero2,workstation-2x-titan-rtx,2,error,1%s,"
+                                ID1 "," KEY1 ",gpt2-1.5b,zero2,workstation-2x-titan-rtx,2,error,1%s,"
                                 "\"bad \"\"x\"\", y\"\n"
-                                "0," KEY0 ",gpt2-1.5b,zero2,workstation-2x-titan-rtx,1,ok,0",
+                                ID0 "," KEY0 ",gpt2-1.5b,zero2,workstation-2x-titan-rtx,1,ok,0",
                                 fx->header, commas(n_metrics));
     for (size_t k = 0; k < n_metrics; k++)
         n += (size_t)snprintf(expected + n, sizeof expected - n, ",%zu", 10 + k);
@@ -202,7 +207,7 @@ static void test_sweep_output_open_drops_torn_last_line(void **state)
     Fixture *fx = *state;
     char whole[8192], torn[8192 + 256];
     snprintf(whole, sizeof whole, "%s\n%s\n", fx->header, fx->row0);
-    snprintf(torn, sizeof torn, "%s1," KEY1 ",gpt2-1.5b,zero2,workst", whole);
+    snprintf(torn, sizeof torn, "%s" ID1 "," KEY1 ",gpt2-1.5b,zero2,workst", whole);
     spit(fx->path, torn);
     SweepOutput o;
     open_ok(&o, fx, SWEEP_CSV, false);
@@ -213,7 +218,7 @@ static void test_sweep_output_open_drops_torn_last_line(void **state)
     sweep_output_close(&o);
     char expected[8192 + 1024];
     snprintf(expected, sizeof expected,
-             "%s1," KEY1 ",gpt2-1.5b,zero2,workstation-2x-titan-rtx,2,error,2%s,m\n", whole,
+             "%s" ID1 "," KEY1 ",gpt2-1.5b,zero2,workstation-2x-titan-rtx,2,error,2%s,m\n", whole,
              commas(grid_n_metrics(fx->grid)));
     assert_string_equal(slurp(fx->path), expected);
 }
@@ -230,7 +235,7 @@ static void test_sweep_output_open_read_only_leaves_file(void **state)
     assert_int_equal(access(fx->path, F_OK), -1);
 
     char torn[8192];
-    snprintf(torn, sizeof torn, "%s\n%s\n1,", fx->header, fx->row0);
+    snprintf(torn, sizeof torn, "%s\n%s\n" ID1 ",", fx->header, fx->row0);
     spit(fx->path, torn);
     open_ok(&o, fx, SWEEP_CSV, true);
     assert_null(o.f);
@@ -276,15 +281,26 @@ static void test_sweep_output_open_refuses_row_without_key(void **state)
              "number of columns than the header): remove that line to compute its point again",
              fx->path);
     open_fails(fx, SWEEP_CSV, expected);
-    /* a complete row whose key is not its id's point */
+    /* a complete row whose id is not its key's digest */
     char *swapped = strdup(fx->row0);
-    swapped[0] = '1';
+    swapped[0] = swapped[0] == '9' ? '1' : (char)(swapped[0] + 1);
     snprintf(text, sizeof text, "%s\n%s\n", fx->header, swapped);
     free(swapped);
     spit(fx->path, text);
     snprintf(expected, sizeof expected,
-             "%s:3: expected a complete row of this sweep, got one that is not (its key is "
-             "not its id's point): remove that line to compute its point again",
+             "%s:3: expected a complete row of this sweep, got one that is not (its id is "
+             "not its key's): remove that line to compute its point again",
+             fx->path);
+    open_fails(fx, SWEEP_CSV, expected);
+    /* a well-formed row (id and key agree) of a point this unchanged grid does not have */
+    const char *other = "command=estimate;model=gpt2-1.5b;config=zero2;platform=x;gpus=1";
+    snprintf(text, sizeof text, "%s\n%llu,%s,gpt2-1.5b,zero2,x,1,error,1%s,m\n", fx->header,
+             (unsigned long long)grid_key_id(other), other,
+             commas(grid_n_metrics(fx->grid)));
+    spit(fx->path, text);
+    snprintf(expected, sizeof expected,
+             "%s:3: expected a complete row of this sweep, got one that is not (its key is not "
+             "a point of this grid): remove that line",
              fx->path);
     open_fails(fx, SWEEP_CSV, expected);
 }
@@ -330,7 +346,7 @@ static void test_sweep_output_jsonl_keys_read_back(void **state)
     row_ok(&o, fx, 1, "error", 1, "no", NULL);
     sweep_output_close(&o);
     const char *text = slurp(fx->path);
-    assert_memory_equal(text, "{\"zerosim_sweep\":{\"format\":1,", 29);
+    assert_memory_equal(text, "{\"zerosim_sweep\":{\"format\":2,", 29);
     const char *row = strchr(text, '\n') + 1;
     assert_true(row[0] == '{');
     assert_non_null(strstr(row, "\"key\":\"" KEY1 "\""));

@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,15 +45,17 @@ static const char *const help =
     "                   the same command resumes an interrupted sweep\n"
     "  --format csv|jsonl\n"
     "                   the format when --out is absent or has another extension\n"
-    "  --shard I/N      only the points whose id % N == I (0 <= I < N): N shards with one\n"
-    "                   --out each cover the grid once (SLURM job arrays, GNU parallel)\n"
+    "  --shard I/N      only the points whose id % N == I (0 <= I < N; an id is a digest\n"
+    "                   of the point's key): N shards with one --out each cover the grid\n"
+    "                   once (SLURM job arrays, GNU parallel)\n"
     "  --dry-run        list the points (id, todo or done, key) without running them\n"
     "  --merge OUT      merge the shard files of one sweep (every shard once, every point\n"
     "                   once, the same grid and inputs) into OUT, rows in id order\n"
     "  -h, --help       this text\n"
     "\n"
     "The first line records zerosim's version, the grid and every input file with their\n"
-    "digests and the shard; a resumed sweep refuses a file whose rows it would not write.\n"
+    "digests and the shard. A resumed sweep checks every row, keeps those of points still in\n"
+    "the grid whose input files are unchanged, and computes the others again.\n"
     "CSV columns: id, key (the point's canonical parameters, used for resumption), the\n"
     "grid's parameters, status (ok or error), exit_code (3: out of memory, still a row\n"
     "with memory.fits false), the main metrics named by their report JSON path\n"
@@ -160,11 +163,11 @@ static void dry_run(const Grid *g, const SweepOutput *o, uint64_t shard, uint64_
 {
     size_t listed = 0, done = 0;
     for (size_t id = 0; id < grid_n_points(g); id++) {
-        if (id % n_shards != shard)
+        if (!grid_point_is_in_shard(g, id, shard, n_shards))
             continue;
         char *key = grid_point_key(g, id);
         bool is_done = sweep_output_has_key(o, key);
-        printf("%zu\t%s\t%s\n", id, is_done ? "done" : "todo", key);
+        printf("%" PRIu64 "\t%s\t%s\n", grid_point_id(g, id), is_done ? "done" : "todo", key);
         free(key);
         listed++;
         done += is_done;

@@ -21,3 +21,13 @@ const char *hash_hex(uint64_t digest, char out[17])
     snprintf(out, 17, "%016llx", (unsigned long long)digest);
     return out;
 }
+
+uint64_t hash_mix64(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= UINT64_C(0xff51afd7ed558ccd);
+    h ^= h >> 33;
+    h *= UINT64_C(0xc4ceb9fe1a85ec53);
+    h ^= h >> 33;
+    return h;
+}

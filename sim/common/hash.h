@@ -13,6 +13,11 @@
 /* FNV-1a over n bytes (Fowler, Noll, Vo; offset basis 14695981039346656037, prime 2^40 + 435). */
 uint64_t hash_fnv1a64(const void *data, size_t n_bytes);
 
+/* MurmurHash3's 64-bit finalizer (Appleby, "fmix64"): every input bit flips each output bit
+ * with probability close to 1/2. FNV-1a's low k bits depend only on the low k bits of each
+ * byte, so ids taken modulo a shard count are mixed with it first. */
+uint64_t hash_mix64(uint64_t h);
+
 /* The digest as 16 lowercase hex digits into out (17 bytes); returns out. */
 const char *hash_hex(uint64_t digest, char out[17]);
 

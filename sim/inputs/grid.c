@@ -237,6 +237,7 @@ static void dim_fini(Dim *d)
     free(d->numbers);
     free(d->column);
     free(d->path);
+    free(d->input_at);
 }
 
 /* What a list of this dimension holds, for messages. */
@@ -382,28 +383,36 @@ static int read_fixed(const Parser *ps, Grid *g, const cJSON *root)
 }
 
 /* Loads every model, config and platform once: a typo fails here, not in every point. */
-/* Records a file the points read (once) with the digest of its bytes. */
-static void add_input(Grid *g, const char *path, const char *text, size_t n_bytes)
+/* Records a file the points read (once) with the digest of its bytes, as the file of value
+ * `value` of dimension d. */
+static void add_input(Grid *g, Dim *d, size_t value, const char *path, const char *text,
+                      size_t n_bytes)
 {
-    for (size_t i = 0; i < g->n_inputs; i++)
-        if (strcmp(g->inputs[i].path, path) == 0)
-            return;
-    g->inputs = xrealloc(g->inputs, (g->n_inputs + 1) * sizeof *g->inputs);
-    GridInput *in = &g->inputs[g->n_inputs++];
-    snprintf(in->path, sizeof in->path, "%s", path);
-    in->hash = hash_fnv1a64(text, n_bytes);
+    if (d->input_at == NULL)
+        d->input_at = xcalloc(d->n_values, sizeof *d->input_at);
+    size_t i = 0;
+    while (i < g->n_inputs && strcmp(g->inputs[i].path, path) != 0)
+        i++;
+    if (i == g->n_inputs) {
+        g->inputs = xrealloc(g->inputs, (g->n_inputs + 1) * sizeof *g->inputs);
+        GridInput *in = &g->inputs[g->n_inputs++];
+        snprintf(in->path, sizeof in->path, "%s", path);
+        in->hash = hash_fnv1a64(text, n_bytes);
+    }
+    d->input_at[value] = i;
 }
 
 /* Reads a file named as the commands name it, to record its digest. */
-static int digest_input(const Parser *ps, Grid *g, const char *arg, const char *subdir,
+static int digest_input(const Parser *ps, Grid *g, Dim *d, size_t value, const char *subdir,
                         const char *what, Err *err)
 {
     char path[1024];
     size_t n = 0;
-    char *text = resolve_read(arg, ps->data_dir, subdir, what, path, sizeof path, &n, err);
+    char *text =
+        resolve_read(d->texts[value], ps->data_dir, subdir, what, path, sizeof path, &n, err);
     if (text == NULL)
         return -1;
-    add_input(g, path, text, n);
+    add_input(g, d, value, path, text, n);
     free(text);
     return 0;
 }
@@ -412,24 +421,24 @@ static int load_sources(const Parser *ps, Grid *g, const cJSON *root)
 {
     Err inner = {0};
     char where[320];
-    const Dim *models = &g->dims[g->fixed_at[D_MODEL]];
+    Dim *models = &g->dims[g->fixed_at[D_MODEL]];
     bool is_list = cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "models"));
     for (size_t i = 0; i < models->n_values; i++) {
         ModelConfig m = {0};
         int rc = model_config_load(&m, models->texts[i], ps->data_dir, &inner) ||
-                 digest_input(ps, g, models->texts[i], "workloads/models", "model", &inner);
+                 digest_input(ps, g, models, i, "workloads/models", "model", &inner);
         model_config_fini(&m);
         if (rc)
             return err_set(ps->err, "%s: %s: %s", ps->file,
                            element_path("models", i, is_list, where, sizeof where), inner.msg);
     }
     if (g->fixed_at[D_CALIBRATION] >= 0) {
-        const Dim *calibrations = &g->dims[g->fixed_at[D_CALIBRATION]];
+        Dim *calibrations = &g->dims[g->fixed_at[D_CALIBRATION]];
         is_list = cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "calibration"));
         Calibration *c = xmalloc(sizeof *c);
         for (size_t i = 0; i < calibrations->n_values; i++)
             if (calibration_load(c, calibrations->texts[i], &inner) ||
-                digest_input(ps, g, calibrations->texts[i], ".", "calibration", &inner)) {
+                digest_input(ps, g, calibrations, i, ".", "calibration", &inner)) {
                 free(c);
                 return err_set(ps->err, "%s: %s: %s", ps->file,
                                element_path("calibration", i, is_list, where, sizeof where),
@@ -440,7 +449,7 @@ static int load_sources(const Parser *ps, Grid *g, const cJSON *root)
     const int kinds[2] = {D_CONFIG, D_PLATFORM};
     for (int s = 0; s < 2; s++) {
         const DimSpec *spec = &grid_fixed_specs[kinds[s]];
-        const Dim *d = &g->dims[g->fixed_at[kinds[s]]];
+        Dim *d = &g->dims[g->fixed_at[kinds[s]]];
         bool is_config = kinds[s] == D_CONFIG;
         Source *sources = xcalloc(d->n_values, sizeof *sources);
         if (is_config)
@@ -465,7 +474,7 @@ static int load_sources(const Parser *ps, Grid *g, const cJSON *root)
             }
             if (rc == 0) {
                 sources[i].tree = cJSON_ParseWithLength(text, n);
-                add_input(g, sources[i].path, text, n);
+                add_input(g, d, i, sources[i].path, text, n);
             }
             free(text);
             if (rc || sources[i].tree == NULL)
@@ -725,3 +734,30 @@ char *grid_point_key(const Grid *g, size_t id)
     return key;
 }
 
+
+uint64_t grid_key_id(const char *key)
+{
+    return hash_mix64(hash_fnv1a64(key, strlen(key))) & GRID_ID_MASK;
+}
+
+uint64_t grid_point_id(const Grid *g, size_t index)
+{
+    char *key = grid_point_key(g, index);
+    uint64_t id = grid_key_id(key);
+    free(key);
+    return id;
+}
+
+bool grid_point_is_in_shard(const Grid *g, size_t index, uint64_t shard, uint64_t n_shards)
+{
+    return n_shards <= 1 || grid_point_id(g, index) % n_shards == shard;
+}
+
+size_t grid_point_inputs(const Grid *g, size_t index, const GridInput **out)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < g->n_dims; k++)
+        if (g->dims[k].input_at != NULL)
+            out[n++] = &g->inputs[g->dims[k].input_at[grid_value_index(g, index, k)]];
+    return n;
+}

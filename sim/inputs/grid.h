@@ -13,9 +13,11 @@
  *
  * Expansion is a mixed-radix count over the dimensions in a fixed order (models slowest, the
  * fixed dimensions as listed above, then override paths sorted by name; the last varies
- * fastest), so point `id` is stable for a given grid file. A point's key is the canonical
- * "name=value;..." text of its command and parameters: it does not depend on list order or
- * ids and is what resumption matches.
+ * fastest): a point's `index` is its place in that count. A point's key is the canonical
+ * "name=value;..." text of its command and parameters, and its `id` a 53-bit digest of the
+ * key: neither depends on the order of the lists or on the other points, so adding,
+ * removing or reordering values keeps every remaining point's id (resumption and shards
+ * match rows by id and key).
  *
  * A point's command line and derived files are grid_point.h's; its report read back,
  * grid_report.h's. Running processes, files of rows and resumption are study/sweep.h's.
@@ -71,9 +73,28 @@ size_t grid_n_points(const Grid *g);
  * texts ("8", "12500000000", "every:2"). Both borrowed from the grid. */
 size_t grid_n_params(const Grid *g);
 const char *grid_param_name(const Grid *g, size_t k);
-const char *grid_param_value(const Grid *g, size_t id, size_t k);
+const char *grid_param_value(const Grid *g, size_t index, size_t k);
 
-/* The point's key, "command=run;model=gpt2-1.5b;gpus=2;...": malloc'd, the caller frees. */
-char *grid_point_key(const Grid *g, size_t id);
+/* The key of the point at index, "command=run;model=gpt2-1.5b;gpus=2;...": malloc'd, the
+ * caller frees. */
+char *grid_point_key(const Grid *g, size_t index);
+
+/* Ids are 53 bits, so that JSON readers (doubles) keep them exact. */
+#define GRID_ID_MASK ((UINT64_C(1) << 53) - 1)
+
+/* The content id of a key: FNV-1a-64 of its text, mixed (hash_mix64, so that ids modulo a
+ * shard count spread evenly), to 53 bits. */
+uint64_t grid_key_id(const char *key);
+
+/* The content id of the point at index: grid_key_id of its key. */
+uint64_t grid_point_id(const Grid *g, size_t index);
+
+/* True when the point at index belongs to shard I of N: its id % N == I. */
+bool grid_point_is_in_shard(const Grid *g, size_t index, uint64_t shard, uint64_t n_shards);
+
+/* The files the point at index reads (its model, config, platform and calibration), at most
+ * GRID_MAX_POINT_INPUTS, into out; returns how many. Borrowed from the grid. */
+#define GRID_MAX_POINT_INPUTS 4
+size_t grid_point_inputs(const Grid *g, size_t index, const GridInput **out);
 
 #endif

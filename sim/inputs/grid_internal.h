@@ -64,6 +64,8 @@ typedef struct Dim {
     size_t n_values;
     char **texts;    /* canonical value texts */
     double *numbers; /* KIND_COUNT and KIND_NUMBER values */
+    size_t *input_at; /* models, configs, platforms, calibrations: each value's file in
+                         Grid.inputs; NULL for other dimensions */
 } Dim;
 
 /* A config or platform file the points refer to. */

@@ -74,7 +74,7 @@ char *grid_jsonl_row(const Grid *g, size_t id, const char *status, int exit_code
                      const char *message, const GridReport *report)
 {
     cJSON *row = cJSON_CreateObject();
-    cJSON_AddNumberToObject(row, "id", (double)id);
+    cJSON_AddNumberToObject(row, "id", (double)grid_point_id(g, id));
     char *key = grid_point_key(g, id);
     cJSON_AddStringToObject(row, "key", key);
     free(key);

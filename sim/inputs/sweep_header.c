@@ -21,6 +21,8 @@ void sweep_header_of(SweepHeader *out, const Grid *g, uint64_t shard, uint64_t n
     snprintf(out->grid, sizeof out->grid, "%s", grid_file(g));
     out->grid_hash = grid_file_hash(g);
     out->n_points = grid_n_points(g);
+    for (size_t i = 0; i < out->n_points; i++)
+        out->n_shard_points += grid_point_id(g, i) % (n_shards ? n_shards : 1) == shard;
     out->shard = shard;
     out->n_shards = n_shards;
     const GridInput *inputs = grid_inputs(g, &out->n_inputs);
@@ -38,6 +40,7 @@ char *sweep_header_line(const SweepHeader *h, bool is_csv)
     cJSON_AddStringToObject(o, "grid", h->grid);
     cJSON_AddStringToObject(o, "grid_fnv1a64", hash_hex(h->grid_hash, hex));
     cJSON_AddNumberToObject(o, "points", (double)h->n_points);
+    cJSON_AddNumberToObject(o, "shard_points", (double)h->n_shard_points);
     snprintf(shard, sizeof shard, "%" PRIu64 "/%" PRIu64, h->shard, h->n_shards);
     cJSON_AddStringToObject(o, "shard", shard);
     cJSON *inputs = cJSON_AddObjectToObject(o, "inputs_fnv1a64");
@@ -99,13 +102,15 @@ int sweep_header_parse(SweepHeader *out, const char *file, const char *line, siz
     const cJSON *command = cJSON_GetObjectItemCaseSensitive(o, "command");
     const cJSON *grid = cJSON_GetObjectItemCaseSensitive(o, "grid");
     const cJSON *points = cJSON_GetObjectItemCaseSensitive(o, "points");
+    const cJSON *shard_points = cJSON_GetObjectItemCaseSensitive(o, "shard_points");
     const cJSON *shard = cJSON_GetObjectItemCaseSensitive(o, "shard");
     const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(o, "inputs_fnv1a64");
     unsigned long long s = 0, n = 0;
     int used = 0;
     bool ok = cJSON_IsObject(o) && cJSON_IsNumber(format) && cJSON_IsString(version) &&
               cJSON_IsString(command) && cJSON_IsString(grid) && cJSON_IsNumber(points) &&
-              points->valuedouble >= 0 && cJSON_IsString(shard) && cJSON_IsObject(inputs) &&
+              points->valuedouble >= 0 && cJSON_IsNumber(shard_points) &&
+              shard_points->valuedouble >= 0 && cJSON_IsString(shard) && cJSON_IsObject(inputs) &&
               parse_hex(cJSON_GetObjectItemCaseSensitive(o, "grid_fnv1a64"), &out->grid_hash) ==
                   0 &&
               sscanf(shard->valuestring, "%llu/%llu%n", &s, &n, &used) == 2 &&
@@ -116,6 +121,7 @@ int sweep_header_parse(SweepHeader *out, const char *file, const char *line, siz
         snprintf(out->command, sizeof out->command, "%s", command->valuestring);
         snprintf(out->grid, sizeof out->grid, "%s", grid->valuestring);
         out->n_points = (uint64_t)points->valuedouble;
+        out->n_shard_points = (uint64_t)shard_points->valuedouble;
         out->shard = s;
         out->n_shards = n;
         out->n_inputs = (size_t)cJSON_GetArraySize(inputs);
@@ -137,11 +143,16 @@ int sweep_header_parse(SweepHeader *out, const char *file, const char *line, siz
     return 0;
 }
 
-int sweep_header_compare(const SweepHeader *found, const SweepHeader *want, const char *file,
-                         bool any_shard, Err *err)
+static const char *compare_fix(bool any_shard)
 {
-    const char *fix = any_shard ? "merge only the shards of one sweep"
-                                : "use another --out, or remove the file to start again";
+    return any_shard ? "merge only the shards of one sweep"
+                     : "use another --out, or remove the file to start again";
+}
+
+int sweep_header_compare_origin(const SweepHeader *found, const SweepHeader *want,
+                                const char *file, bool any_shard, Err *err)
+{
+    const char *fix = compare_fix(any_shard);
     if (found->format != want->format || strcmp(found->zerosim, want->zerosim) != 0)
         return err_set(err,
                        "%s: expected rows of zerosim %s (sweep format %d), got rows of zerosim "
@@ -150,22 +161,35 @@ int sweep_header_compare(const SweepHeader *found, const SweepHeader *want, cons
     if (strcmp(found->command, want->command) != 0)
         return err_set(err, "%s: expected rows of `zerosim %s`, got rows of `zerosim %s`: %s", file,
                        want->command, found->command, fix);
-    if (found->grid_hash != want->grid_hash || found->n_points != want->n_points)
-        return err_set(err,
-                       "%s: expected rows of the grid %s as it is now, got rows of a grid that "
-                       "differs (%s, %" PRIu64 " points; values added, removed or reordered "
-                       "change the points' ids): %s",
-                       file, want->grid, found->grid, found->n_points, fix);
     if (found->n_shards != want->n_shards || (!any_shard && found->shard != want->shard))
         return err_set(err, "%s: expected the rows of shard %" PRIu64 "/%" PRIu64 ", got shard %" PRIu64
                             "/%" PRIu64 ": %s",
                        file, want->shard, want->n_shards, found->shard, found->n_shards, fix);
+    return 0;
+}
+
+const GridInput *sweep_header_input(const SweepHeader *h, const char *path)
+{
+    for (size_t k = 0; k < h->n_inputs; k++)
+        if (strcmp(h->inputs[k].path, path) == 0)
+            return &h->inputs[k];
+    return NULL;
+}
+
+int sweep_header_compare(const SweepHeader *found, const SweepHeader *want, const char *file,
+                         bool any_shard, Err *err)
+{
+    const char *fix = compare_fix(any_shard);
+    if (sweep_header_compare_origin(found, want, file, any_shard, err))
+        return -1;
+    if (found->grid_hash != want->grid_hash || found->n_points != want->n_points)
+        return err_set(err,
+                       "%s: expected rows of the grid %s as it is now, got rows of a grid that "
+                       "differs (%s, %" PRIu64 " points): %s",
+                       file, want->grid, found->grid, found->n_points, fix);
     for (size_t i = 0; i < want->n_inputs; i++) {
         const GridInput *w = &want->inputs[i];
-        const GridInput *f = NULL;
-        for (size_t k = 0; k < found->n_inputs && f == NULL; k++)
-            if (strcmp(found->inputs[k].path, w->path) == 0)
-                f = &found->inputs[k];
+        const GridInput *f = sweep_header_input(found, w->path);
         if (f == NULL || f->hash != w->hash)
             return err_set(err,
                            "%s: expected rows computed from %s as it is now, got rows computed "

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SWEEP_HEADER_FORMAT 1
+#define SWEEP_HEADER_FORMAT 2 /* 2: content ids, shard_points */
 #define SWEEP_HEADER_CSV_PREFIX "# zerosim-sweep "
 
 typedef struct SweepHeader {
@@ -29,6 +29,7 @@ typedef struct SweepHeader {
     char grid[1024];
     uint64_t grid_hash;
     uint64_t n_points;
+    uint64_t n_shard_points; /* the points of this shard (id % n_shards == shard) */
     uint64_t shard, n_shards;
     GridInput *inputs; /* owned */
     size_t n_inputs;
@@ -45,11 +46,20 @@ char *sweep_header_line(const SweepHeader *h, bool is_csv);
 int sweep_header_parse(SweepHeader *out, const char *file, const char *line, size_t n_bytes,
                        bool is_csv, Err *err);
 
-/* 0 when `found` (read from `file`) describes rows that `want` would also write; with
- * any_shard, the shard index may differ (merging). Else -1 with err naming the first thing
- * that differs: the version, the command, the grid, an input file that changed. */
+/* 0 when rows described by `found` (read from `file`) can be kept by a sweep that writes
+ * `want` once each row's point and inputs are checked: the same zerosim version and format,
+ * command and shard (with any_shard, the shard index may differ). Else -1 with err naming what
+ * differs. Resumption uses this and then checks every row (study/sweep_output.c). */
+int sweep_header_compare_origin(const SweepHeader *found, const SweepHeader *want,
+                                const char *file, bool any_shard, Err *err);
+
+/* As sweep_header_compare_origin, and also the same grid text and the same bytes in every
+ * input file: rows that `want` would write as they are (merging shards). */
 int sweep_header_compare(const SweepHeader *found, const SweepHeader *want, const char *file,
                          bool any_shard, Err *err);
+
+/* The header's record of the input at path, or NULL when it has none. */
+const GridInput *sweep_header_input(const SweepHeader *h, const char *path);
 
 void sweep_header_fini(SweepHeader *h);
 

@@ -181,7 +181,7 @@ static SweepStatus run_pool(const Grid *g, SweepOutput *o, const SweepOptions *o
     const uint64_t n_shards = opts->n_shards;
     Worker *workers = xcalloc(n_jobs, sizeof *workers);
     struct pollfd *fds = xcalloc(2 * n_jobs, sizeof *fds);
-    size_t next = opts->shard;
+    size_t next = 0;
     SweepStatus status = SWEEP_DONE;
     bool is_launching = true, is_discarding = false, has_killed = false;
     for (;;) {
@@ -200,12 +200,14 @@ static SweepStatus run_pool(const Grid *g, SweepOutput *o, const SweepOptions *o
             if (workers[k].child.pid > 0)
                 continue;
             while (next < grid_n_points(g)) {
-                char *key = grid_point_key(g, next);
-                bool is_done = sweep_output_has_key(o, key);
-                free(key);
-                if (!is_done)
-                    break;
-                next += n_shards;
+                if (grid_point_is_in_shard(g, next, opts->shard, n_shards)) {
+                    char *key = grid_point_key(g, next);
+                    bool is_done = sweep_output_has_key(o, key);
+                    free(key);
+                    if (!is_done)
+                        break;
+                }
+                next++;
             }
             if (next >= grid_n_points(g))
                 break;
@@ -215,7 +217,7 @@ static SweepStatus run_pool(const Grid *g, SweepOutput *o, const SweepOptions *o
                 status = SWEEP_FAILED;
                 break;
             }
-            next += n_shards;
+            next++;
             t->running++;
         }
         progress_draw(t, false);
@@ -345,7 +347,9 @@ size_t sweep_remove_stale_tmp_dirs(const char *base)
 void sweep_count(const Grid *g, const SweepOutput *o, uint64_t shard, uint64_t n_shards,
                  SweepTally *t)
 {
-    for (size_t id = shard; id < grid_n_points(g); id += n_shards) {
+    for (size_t id = 0; id < grid_n_points(g); id++) {
+        if (!grid_point_is_in_shard(g, id, shard, n_shards))
+            continue;
         char *key = grid_point_key(g, id);
         t->total++;
         t->skipped += sweep_output_has_key(o, key);

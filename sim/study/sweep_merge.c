@@ -32,6 +32,7 @@ typedef struct Shard {
     SweepHeader header;
     const char *columns; /* CSV: the column line */
     size_t n_columns_bytes;
+    uint64_t n_rows;
 } Shard;
 
 static char *read_file(const char *path, size_t *out_n, Err *err)
@@ -111,6 +112,7 @@ static int read_shard(Shard *s, const char *path, size_t index, bool is_csv, Row
         if (*n_rows == *cap)
             *rows = xrealloc(*rows, (*cap = *cap ? 2 * *cap : 1024) * sizeof **rows);
         (*rows)[(*n_rows)++] = (Row){id, line, len, index};
+        s->n_rows++;
     }
     if (line_no < (is_csv ? 2u : 1u))
         return err_set(err, "%s: expected a shard with its headers, got %s", path,
@@ -159,6 +161,7 @@ static int write_merged(const char *out_path, const Shard *shards, const Row *ro
     SweepHeader whole = shards[0].header;
     whole.shard = 0;
     whole.n_shards = 1;
+    whole.n_shard_points = whole.n_points;
     char *header = sweep_header_line(&whole, is_csv);
     fprintf(f, "%s\n", header);
     free(header);
@@ -192,29 +195,23 @@ int sweep_merge(const char *out_path, SweepFormat format, const char *const *fil
         rc = check_shards(shards, files, n_files, is_csv, err);
     if (rc == 0) {
         qsort(rows, n_rows, sizeof *rows, compare_rows);
-        const uint64_t n_points = shards[0].header.n_points;
         for (size_t i = 0; i < n_rows && rc == 0; i++) {
             if (i > 0 && rows[i].id == rows[i - 1].id)
                 rc = err_set(err, "%s and %s: expected each point once, got point %" PRIu64
                                   " in both",
                              files[rows[i - 1].file], files[rows[i].file], rows[i].id);
-            else if (rows[i].id >= n_points ||
-                     rows[i].id % shards[rows[i].file].header.n_shards !=
-                         shards[rows[i].file].header.shard)
+            else if (rows[i].id % shards[rows[i].file].header.n_shards !=
+                     shards[rows[i].file].header.shard)
                 rc = err_set(err, "%s: expected the points of its shard, got point %" PRIu64,
                              files[rows[i].file], rows[i].id);
         }
-        if (rc == 0 && n_rows != n_points) {
-            uint64_t missing = 0;
-            for (size_t i = 0; i < n_rows && rows[i].id == missing; i++)
-                missing++;
-            rc = err_set(err,
-                         "--merge: expected all %" PRIu64 " points of the grid, got %zu: point "
-                         "%" PRIu64 " (shard %" PRIu64 "/%" PRIu64 ") is missing; finish that "
-                         "shard first",
-                         n_points, n_rows, missing, missing % shards[0].header.n_shards,
-                         shards[0].header.n_shards);
-        }
+        for (size_t i = 0; i < n_files && rc == 0; i++)
+            if (shards[i].n_rows != shards[i].header.n_shard_points)
+                rc = err_set(err,
+                             "%s: expected the %" PRIu64 " points of shard %" PRIu64 "/%" PRIu64
+                             ", got %" PRIu64 ": finish that shard first",
+                             files[i], shards[i].header.n_shard_points, shards[i].header.shard,
+                             shards[i].header.n_shards, shards[i].n_rows);
     }
     if (rc == 0)
         rc = write_merged(out_path, shards, rows, n_rows, is_csv, err);
