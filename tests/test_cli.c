@@ -152,6 +152,41 @@ static void test_cli_bytes_refuses_bad_sizes(void **state)
 
 /* ---- cli_choice ---- */
 
+/* Rank lists: ranks and ascending ranges below n; signs, blanks, empty items and ranks past
+ * the end are refused (strtoul alone would take " 1", "+1" and wrap "-1"). */
+static void test_cli_ranks_lists_and_ranges(void **state)
+{
+    (void)state;
+    bool flags[16] = {0};
+    assert_int_equal(cli_ranks("0,2,8-10", 16, flags), 0);
+    const bool want[16] = {[0] = true, [2] = true, [8] = true, [9] = true, [10] = true};
+    assert_memory_equal(flags, want, sizeof want);
+    memset(flags, 0, sizeof flags);
+    assert_int_equal(cli_ranks("15", 16, flags), 0);
+    assert_true(flags[15]);
+    const char *bad[] = {"", "16", "0-16", "3-2", "-1", "+1", " 1", "1,", ",1", "1,,2", "1-",
+                         "1-x", "a", "18446744073709551616", "0-18446744073709551615"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        if (cli_ranks(bad[i], 16, flags) != -1)
+            fail_msg("cli_ranks accepted \"%s\"", bad[i]);
+}
+
+static void test_cli_shard_parses_and_refuses(void **state)
+{
+    (void)state;
+    uint64_t i = 7, n = 9;
+    assert_int_equal(cli_shard("sweep", NULL, &i, &n), 0);
+    assert_true(i == 7 && n == 9);
+    assert_int_equal(cli_shard("sweep", "3/4", &i, &n), 0);
+    assert_true(i == 3 && n == 4);
+    assert_int_equal(cli_shard("sweep", "0/4294967296", &i, &n), 0);
+    const char *bad[] = {"4/4", "0/0", "-1/4", "1/-4", "+1/4", " 1/4", "1/ 4", "1/4x", "1",
+                         "/4", "1/", "0/4294967297", "0/18446744073709551616"};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++)
+        if (cli_shard("sweep", bad[k], &i, &n) != EXIT_BAD_USAGE)
+            fail_msg("cli_shard accepted \"%s\"", bad[k]);
+}
+
 static void test_cli_choice_parses_table_values(void **state)
 {
     (void)state;
@@ -373,6 +408,8 @@ int main(void)
         cmocka_unit_test(test_cli_count_refuses_non_positive_and_junk),
         cmocka_unit_test(test_cli_bytes_binary_suffixes),
         cmocka_unit_test(test_cli_bytes_refuses_bad_sizes),
+        cmocka_unit_test(test_cli_ranks_lists_and_ranges),
+        cmocka_unit_test(test_cli_shard_parses_and_refuses),
         cmocka_unit_test(test_cli_choice_parses_table_values),
         cmocka_unit_test(test_cli_choice_refuses_with_accepted_list),
         cmocka_unit_test(test_cli_parse_values_and_flags),

@@ -143,6 +143,54 @@ int cli_bytes(const char *command, const char *option, const char *text, uint64_
     return parse_scaled(command, option, text, true, out);
 }
 
+/* Digits only: strtoull alone would take leading blanks, a sign and wrap "-1" around. */
+static bool read_decimal(const char *p, const char **end, unsigned long long *out)
+{
+    if (*p < '0' || *p > '9')
+        return false;
+    char *stop = NULL;
+    errno = 0;
+    *out = strtoull(p, &stop, 10);
+    *end = stop;
+    return errno == 0;
+}
+
+int cli_ranks(const char *text, uint32_t n, bool *flags)
+{
+    const char *p = text;
+    do {
+        unsigned long long a, b;
+        if (!read_decimal(p, &p, &a))
+            return -1;
+        b = a;
+        if (*p == '-' && (!read_decimal(p + 1, &p, &b) || b < a))
+            return -1;
+        if (b >= n)
+            return -1;
+        for (unsigned long long r = a; r <= b; r++)
+            flags[r] = true;
+    } while (*p == ',' && *++p != '\0');
+    return *p == '\0' && p[-1] != ',' ? 0 : -1;
+}
+
+int cli_shard(const char *command, const char *text, uint64_t *index, uint64_t *count)
+{
+    if (text == NULL)
+        return 0;
+    const char *p = text;
+    unsigned long long i = 0, n = 0;
+    bool ok = read_decimal(p, &p, &i) && *p == '/' && read_decimal(p + 1, &p, &n) &&
+              *p == '\0' && n >= 1 && i < n && n <= (1ull << 32);
+    if (!ok)
+        return cli_usage_error(command,
+                               "--shard: expected I/N with 0 <= I < N (e.g. 0/4), got "
+                               "\"%s\"",
+                               text);
+    *index = i;
+    *count = n;
+    return 0;
+}
+
 const char *cli_data_dir(void)
 {
     const char *env = getenv("ZEROSIM_DATA_DIR");

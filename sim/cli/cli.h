@@ -164,6 +164,14 @@ int cli_count(const char *command, const char *option, const char *text, uint64_
  * "8G". Same contract as cli_count. */
 int cli_bytes(const char *command, const char *option, const char *text, uint64_t *out);
 
+/* A rank list "0,1,8-15" (decimal ranks and ascending ranges, comma-separated) into flags
+ * over n ranks. 0, or -1 for anything else (a rank >= n, a sign, a blank, an empty item). */
+int cli_ranks(const char *text, uint32_t n, bool *flags);
+
+/* --shard I/N (NULL: nothing set): decimal 0 <= I < N <= 2^32. 0, or EXIT_BAD_USAGE after a
+ * usage error naming the text. */
+int cli_shard(const char *command, const char *text, uint64_t *index, uint64_t *count);
+
 /* Where shipped models, configs and platforms live: $ZEROSIM_DATA_DIR or the source tree. */
 const char *cli_data_dir(void);
 

@@ -122,35 +122,6 @@ static double wall_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* "0,1,8-15" -> flags over n ranks. */
-static int parse_ranks(const char *text, uint32_t n, bool *flags)
-{
-    const char *p = text;
-    while (*p) {
-        char *end;
-        errno = 0;
-        unsigned long a = strtoul(p, &end, 10), b = a;
-        if (end == p || errno)
-            return -1;
-        p = end;
-        if (*p == '-') {
-            b = strtoul(++p, &end, 10);
-            if (end == p || errno || b < a)
-                return -1;
-            p = end;
-        }
-        if (b >= n)
-            return -1;
-        for (unsigned long r = a; r <= b; r++)
-            flags[r] = true;
-        if (*p == ',')
-            p++;
-        else if (*p)
-            return -1;
-    }
-    return 0;
-}
-
 static void write_text(FILE *out, const void *report)
 {
     run_report_text(out, report);
@@ -337,7 +308,7 @@ int cmd_run(int argc, char **argv)
         goto done;
     const uint32_t n_ranks = (uint32_t)platform_n_gpus(&platform);
     traced = xcalloc(n_ranks, sizeof *traced);
-    if (parse_ranks(a.ranks ? a.ranks : "0", n_ranks, traced)) {
+    if (cli_ranks(a.ranks ? a.ranks : "0", n_ranks, traced)) {
         exit_code = cli_usage_error(cmd,
                                     "--trace-ranks: expected ranks below %u like 0,1,8-15, "
                                     "got \"%s\"",

@@ -107,29 +107,6 @@ static void split_arguments(int argc, char **argv, const CliOption *o, char **re
     }
 }
 
-static int parse_shard(const char *text, uint64_t *index, uint64_t *count)
-{
-    if (text == NULL)
-        return 0;
-    char *end = NULL;
-    errno = 0;
-    unsigned long long i = strtoull(text, &end, 10), n = 0;
-    bool ok = end != text && text[0] != '-' && *end == '/' && errno == 0;
-    if (ok) {
-        const char *p = end + 1;
-        n = strtoull(p, &end, 10);
-        ok = end != p && *p != '-' && *end == '\0' && errno == 0 && n >= 1 && i < n &&
-             n <= (1ull << 32);
-    }
-    if (!ok)
-        return cli_usage_error(cmd,
-                               "--shard: expected I/N with 0 <= I < N (e.g. 0/4), got "
-                               "\"%s\"",
-                               text);
-    *index = i;
-    *count = n;
-    return 0;
-}
 
 static int parse_format(const char *out, const char *format, SweepFormat *result)
 {
@@ -281,7 +258,7 @@ int cmd_sweep(int argc, char **argv)
     SweepFormat format = SWEEP_CSV;
     const char *out_path = o[OPT_OUT].value;
     if (cli_count(cmd, "-j", o[OPT_JOBS].value, &n_jobs) ||
-        parse_shard(o[OPT_SHARD].value, &shard, &n_shards) ||
+        cli_shard(cmd, o[OPT_SHARD].value, &shard, &n_shards) ||
         parse_format(out_path, o[OPT_FORMAT].value, &format))
         return EXIT_BAD_USAGE;
     if (n_jobs > MAX_JOBS)

@@ -380,7 +380,9 @@ int sweep_output_open(SweepOutput *o, const Grid *g, bool is_read_only, Err *err
     }
     rc = keep > 0 ? read_rows(o, g, text.data, keep, k.text.data, &k, err) : 0;
     size_t n_first = keep > 0 ? (size_t)((char *)memchr(text.data, '\n', keep) - text.data) : 0;
-    bool is_same_header = keep > 0 && memcmp(text.data, k.text.data, n_first + 1) == 0;
+    size_t n_want_first = (size_t)(strchr(k.text.data, '\n') - k.text.data);
+    bool is_same_header = keep > 0 && n_first == n_want_first &&
+                          memcmp(text.data, k.text.data, n_first) == 0;
     buf_free(&text);
     if (rc == 0 && keep > 0)
         note_dropped(o, &k, is_read_only);

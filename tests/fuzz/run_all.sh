@@ -4,7 +4,7 @@
 # Each target starts from a scratch corpus seeded with the shipped files of its format
 # (model: workloads/models/*.json, ds_config: workloads/ds_configs/*.json, platform:
 # platforms/*.json, grid: workloads/grids/*.json and tests/golden/inputs/sweep-*.json,
-# calibration: tests/golden/inputs/calibration-*.json) plus the inputs that once broke it or
+# calibration: tests/golden/inputs/calibration-*.json, cli: tests/fuzz/seeds/cli-*.txt) plus the inputs that once broke it or
 # reach rarer paths
 # (tests/fuzz/regressions/<format>-*.json;
 # add a reproducer there with each fix) and uses tests/fuzz/<format>.dict. Any crash, leak,
@@ -89,6 +89,7 @@ run_one fuzz_pipeline pipeline.dict "$fuzz_dir"/seeds/pipeline-*.txt \
     "$fuzz_dir"/regressions/pipeline-*.txt
 run_one fuzz_sweep_resume sweep_resume.dict "$fuzz_dir"/seeds/sweep-* \
     "$fuzz_dir"/regressions/sweep-*
+run_one fuzz_cli cli.dict "$fuzz_dir"/seeds/cli-*.txt "$fuzz_dir"/regressions/cli-*.txt
 
 if [ -n "$failed" ]; then
     echo "run_all.sh: fuzz targets failed:$failed" >&2
