@@ -4,7 +4,8 @@
  * Oracles (no tensor or sequence parallelism, 16-bit activations, 1-byte dropout masks):
  * a GPT layer keeps s b h (34 + 5 a s / h) bytes (eq. 1); selective recomputation keeps
  * 34 s b h (section 5); full recomputation keeps each layer's 2 s b h input; the output layer
- * keeps 4 s b h + 4 s b V (section 4.3). Flash attention keeps no s x s matrices, only a
+ * keeps 4 s b h + 4 s b V (section 4.3) with Megatron's fused loss, 4 s b h + 12 s b V with
+ * PyTorch's eager loss on fp32 logits. Flash attention keeps no s x s matrices, only a
  * 4-byte log-sum-exp per head and row (4 a s b). Extensions beyond the paper (fp32
  * activations, gated MLPs, grouped-query attention) are checked against the same
  * tensor-by-tensor count done by hand.
@@ -59,6 +60,7 @@ static void test_activations_bytes_gpt_layer_is_34_plus_5as_over_h(void **state)
     (void)state;
     ModelConfig c = gpt(H, L, A, V);
     RunSetup su = setup_of(S, B, RECOMPUTE_NONE, false, 2);
+    su.is_fused_loss = true; /* the paper's Megatron loss */
     ActivationBytes a;
     activations_bytes(&c, &su, &a);
     assert_int_equal(5 * A * S % H, 0);
@@ -68,6 +70,10 @@ static void test_activations_bytes_gpt_layer_is_34_plus_5as_over_h(void **state)
     assert_int_equal(a.output_layer, 4 * S * B * H + 4 * S * B * V);
     assert_int_equal(a.checkpoints, 0);
     assert_int_equal(a.peak, L * a.layer_full + a.output_layer);
+    /* PyTorch's eager loss on logits.float(): three T x V fp32 tensors at its backward */
+    su.is_fused_loss = false;
+    activations_bytes(&c, &su, &a);
+    assert_int_equal(a.output_layer, 4 * S * B * H + 12 * S * B * V);
 }
 
 /* Where 5 a s / h is not an integer (GPT-2 XL at s = 1000): s b (34 h + 5 a s) exactly. */
@@ -132,10 +138,44 @@ static void test_activations_bytes_fp32_by_hand(void **state)
     (void)state;
     ModelConfig c = gpt(H, L, A, V);
     RunSetup su = setup_of(S, B, RECOMPUTE_NONE, false, 4);
+    su.is_fused_loss = true;
     ActivationBytes a;
     activations_bytes(&c, &su, &a);
     assert_int_equal(a.layer_full, S * B * (66 * H + 9 * A * S));
     assert_int_equal(a.output_layer, S * B * (8 * H + 4 * V));
+}
+
+/* torchtitan's op-level selective checkpointing on a Llama-3-8B layer (h 4096, 32 heads of
+ * 128, 8 KV heads, f 14336), flash attention, s 8192, b 2, by hand: the mms run wq, wk, wv,
+ * wo, w1, w3, w2 and the odd ones are saved (wq: q, wv: kv, w1: f, w2: h elements per
+ * token), with the block input (h) and the flash output (q) in 16 bits and its fp32
+ * log-sum-exp per head: 2 (h + q + kv + f + h + q) + 4 a = 2 x 31744 + 128 bytes per token.
+ * Backward rebuilds the rest of one layer. GPT-2's biased projections are aten.addmm, never
+ * saved: a layer keeps its input and the flash output only. */
+static void test_activations_bytes_selective_op_by_hand(void **state)
+{
+    (void)state;
+    ModelConfig c = gpt(4096, 32, 32, 128256);
+    c.family = MODEL_FAMILY_LLAMA;
+    c.n_kv_heads = 8;
+    c.head_dim = 128;
+    c.ffn_hidden = 14336;
+    c.is_gated_mlp = true;
+    c.is_qkv_fused = false;
+    const uint64_t t = 8192 * 2;
+    RunSetup su = setup_of(8192, 2, RECOMPUTE_SELECTIVE_OP, true, 2);
+    ActivationBytes a;
+    activations_bytes(&c, &su, &a);
+    assert_int_equal(a.layer_stored, t * (2 * 31744 + 128));
+    assert_int_equal(a.checkpoints, 0);
+    assert_int_equal(a.peak, 32 * a.layer_stored + (a.layer_full - a.layer_stored) +
+                                 a.output_layer);
+    /* GPT-2 1.5B's layer: biases everywhere */
+    c = gpt(1600, 48, 25, 50257);
+    c.has_qkv_bias = c.has_out_bias = c.has_mlp_bias = true;
+    su = setup_of(1024, 1, RECOMPUTE_SELECTIVE_OP, true, 2);
+    activations_bytes(&c, &su, &a);
+    assert_int_equal(a.layer_stored, 1024 * (2 * 1600 + 2 * 1600 + 4 * 25));
 }
 
 /* Llama-2-70B shape (GQA 64/8 heads of 128, gated MLP f = 28672), 16-bit: attention
@@ -196,6 +236,9 @@ static void test_setup_recompute_parse_forms(void **state)
     assert_int_equal(setup_recompute_parse("every:x", &r, &every), -1);
     assert_int_equal(setup_recompute_parse("every:", &r, &every), -1);
     assert_int_equal(setup_recompute_parse("partial", &r, &every), -1);
+    assert_int_equal(setup_recompute_parse("selective-op", &r, &every), 0);
+    assert_int_equal(r, RECOMPUTE_SELECTIVE_OP);
+    assert_string_equal(setup_recompute_name(r, every, buf, sizeof buf), "selective-op");
 }
 
 /* Layouts other than GPT's, bytes per token of a layer with e = 2 (a tensor of h elements is
@@ -237,6 +280,7 @@ int main(void)
         cmocka_unit_test(test_activations_bytes_every_second_layer),
         cmocka_unit_test(test_activations_bytes_family_layouts),
         cmocka_unit_test(test_setup_recompute_parse_forms),
+        cmocka_unit_test(test_activations_bytes_selective_op_by_hand),
         cmocka_unit_test(test_activations_bytes_gpt_layer_is_34_plus_5as_over_h),
         cmocka_unit_test(test_activations_bytes_gpt_layer_non_integer_ratio),
         cmocka_unit_test(test_activations_bytes_selective_keeps_34sbh),

@@ -380,7 +380,8 @@ static void test_cli_setup_options_defaults_and_values(void **state)
     const char *msg = capture_end();
     assert_int_equal(rc, EXIT_BAD_USAGE);
     assert_string_equal(msg, "zerosim estimate: --activation-checkpointing: expected none, "
-                             "selective, full or every:N, got \"some\" (see zerosim estimate "
+                             "selective, full, selective-op or every:N, got \"some\" (see "
+                             "zerosim estimate "
                              "--help)\n");
 }
 

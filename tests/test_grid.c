@@ -172,8 +172,8 @@ static void test_grid_parse_errors(void **state)
                  "g.json: fsdp[0]: expected none, FULL_SHARD, SHARD_GRAD_OP, NO_SHARD or "
                  "HYBRID_SHARD, got \"FULL\"");
     assert_error(GRID(", \"activation_checkpointing\": [\"every:0\"]"),
-                 "g.json: activation_checkpointing[0]: expected none, selective, full or "
-                 "every:N, got \"every:0\"");
+                 "g.json: activation_checkpointing[0]: expected none, selective, full, "
+                 "selective-op or every:N, got \"every:0\"");
     assert_error(GRID(", \"command\": \"estimate\", \"fsdp\": [\"FULL_SHARD\"]"),
                  "g.json: fsdp: expected no fsdp with \"command\": \"estimate\" (only zerosim "
                  "run takes --fsdp), got a value");

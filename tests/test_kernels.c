@@ -257,6 +257,15 @@ static void test_kernels_layer_llama_family(void **state)
     /* one more GEMM (gate); kernels: it, 3 per rotary, the product, 7 more per RMSNorm */
     assert_rel(b.fwd.gemm_s - a.fwd.gemm_s, 2 * T * f * 1280 / 100e12, 1e-12);
     assert_true(b.fwd.n_kernels - a.fwd.n_kernels == 1 + 2 * 3 + 1 + 2 * 7);
+    /* op-level selective checkpointing (selective_op.h) saves wq, wv, w1 and w2 (the odd mms
+     * of wq wk wv wo w1 w3 w2) and the flash kernel: backward re-runs wk, wo, w3 and every
+     * memory-bound kernel of the forward */
+    const double kv = 1280;
+    assert_rel(b.op_saved.gemm_s, 2 * T * (q * h + kv * h + f * h + h * f) / 100e12, 1e-12);
+    assert_rel(b.recompute_op.gemm_s, 2 * T * (kv * h + h * q + f * h) / 100e12, 1e-12);
+    assert_true(b.recompute_op.attention_s == 0.0);
+    assert_true(b.recompute_op.memory_s == b.fwd.memory_s);
+    assert_true(b.recompute_op.n_kernels == b.fwd.n_kernels - 4 - 1);
 }
 
 int main(void)

@@ -288,7 +288,7 @@ int cli_setup_options(const char *command, const char *seq_len, const char *reco
     if (recompute && setup_recompute_parse(recompute, &out->recompute, &out->checkpoint_every))
         return cli_usage_error(command,
                                "--activation-checkpointing: expected none, selective, "
-                               "full or every:N, got \"%s\"",
+                               "full, selective-op or every:N, got \"%s\"",
                                recompute);
     int flash_mode = 0;
     if (cli_choice(command, "--flash-attention", &choices_flash, false, flash, &flash_mode))
@@ -338,6 +338,15 @@ int cli_deepspeed_version(const char *command, const char *text, Zero3Generation
      * event-based waits replaced per-parameter gathers and torch.cuda.synchronize() in 0.6.0 */
     *out = major > 0 || minor >= 6 ? ZERO3_GEN_PER_SUBMODULE : ZERO3_GEN_PER_PARAMETER;
     (void)patch;
+    return 0;
+}
+
+int cli_cross_entropy(const char *command, const char *text, EstimateOptions *out)
+{
+    int mode = 0;
+    if (cli_choice(command, "--cross-entropy", &choices_cross_entropy, false, text, &mode))
+        return EXIT_BAD_USAGE;
+    out->is_fused_loss = mode == 1;
     return 0;
 }
 

@@ -54,11 +54,16 @@ int cli_parse(const char *command, const char *help, int argc, char **argv, int 
     "                   training precision; replaces fp16/bf16.enabled and fills \"auto\"\n"     \
     "                   (default: the config's; \"auto\" without it is fp32, as in HF)\n"       \
     "  --quiet          no warnings on stderr (errors still print)\n"                            \
-    "  --activation-checkpointing none|selective|full|every:N\n"                                   \
+    "  --activation-checkpointing none|selective|full|every:N|selective-op\n"                      \
     "                   recomputation in the model code: selective drops the attention\n"          \
     "                   scores (Korthikanti et al.), full re-runs every layer, every:N\n"          \
-    "                   every N-th layer, as FSDP codebases' per-layer checkpointing\n"            \
-    "                   (default: none)\n"                                                         \
+    "                   every N-th layer, as FSDP codebases' per-layer checkpointing;\n"           \
+    "                   selective-op keeps every other matmul's output and the flash\n"            \
+    "                   kernel's, as torchtitan's selective_ac_option \"op\" (default: none)\n"  \
+    "  --cross-entropy eager|fused\n"                                                              \
+    "                   the loss: eager is PyTorch's on logits.float() (HF models,\n"             \
+    "                   torchtitan), fused a kernel on the logits with the gradient in\n"          \
+    "                   place (Megatron, llm-foundry); sets the loss's memory (default: eager)\n" \
     "  --flash-attention on|v2|v1|off\n"                                                           \
     "                   attention without stored s x s scores: on is FlashAttention-2 (v2),\n"    \
     "                   v1 the first FlashAttention at half its throughput, off the unfused\n"   \
@@ -105,8 +110,12 @@ int cli_setup_options(const char *command, const char *seq_len, const char *reco
  * and read them with cli_train_overrides). */
 #define CLI_TRAIN_OPTIONS                                                                          \
     {"--micro-batch", true, NULL}, {"--grad-accum", true, NULL}, {"--global-batch", true, NULL},   \
-        {"--precision", true, NULL}
-#define CLI_N_TRAIN_OPTIONS 4
+        {"--cross-entropy", true, NULL}, {"--precision", true, NULL}
+#define CLI_N_TRAIN_OPTIONS 5
+
+/* --cross-entropy eager|fused (NULL: eager) into out->is_fused_loss. 0, or EXIT_BAD_USAGE
+ * with the message printed. */
+int cli_cross_entropy(const char *command, const char *text, EstimateOptions *out);
 
 /* --micro-batch, --grad-accum, --global-batch and --precision from options into out (zero
  * when absent). 0, or EXIT_BAD_USAGE with the message printed. */

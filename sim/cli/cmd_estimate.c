@@ -84,6 +84,7 @@ int cmd_estimate(int argc, char **argv)
     if (cli_count(cmd, "--gpus", o[OPT_GPUS].value, &gpus) ||
         cli_count(cmd, "--nodes", o[OPT_NODES].value, &nodes) ||
         cli_setup_options(cmd, seq, recompute, flash, &opts) ||
+        cli_cross_entropy(cmd, cli_value(o, N_OPTS, "--cross-entropy"), &opts) ||
         cli_headroom(cmd, o[OPT_HEADROOM].value, &opts.headroom_fraction, NULL))
         return EXIT_BAD_USAGE;
     TrainOverrides overrides;
@@ -106,6 +107,8 @@ int cmd_estimate(int argc, char **argv)
         goto done;
     exit_code = EXIT_BAD_INPUT;
     cli_setup_defaults(seq, recompute, flash, &model, &setup_defaults);
+    if (cli_value(o, N_OPTS, "--cross-entropy") == NULL)
+        strlist_addf(&setup_defaults, "--cross-entropy eager");
     if (o[OPT_HEADROOM].value == NULL)
         strlist_addf(&setup_defaults, "--headroom %.2f (of GPU memory kept free)",
                      ESTIMATE_DEFAULT_HEADROOM_FRACTION);

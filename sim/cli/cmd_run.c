@@ -189,6 +189,7 @@ static int parse_args(int argc, char **argv, RunArgs *a)
         cli_count(cmd, "--steps", o[OPT_STEPS].value, &a->steps) ||
         cli_setup_options(cmd, o[OPT_SEQ_LEN].value, o[OPT_RECOMPUTE].value, o[OPT_FLASH].value,
                           &a->est_opts) ||
+        cli_cross_entropy(cmd, cli_value(o, N_OPTS, "--cross-entropy"), &a->est_opts) ||
         cli_headroom(cmd, o[OPT_HEADROOM].value, &a->est_opts.headroom_fraction, NULL) ||
         cli_train_overrides(cmd, o, N_OPTS, &a->overrides))
         return EXIT_BAD_USAGE;
@@ -236,6 +237,8 @@ static void record_defaults(const RunArgs *a, const ModelConfig *model, const Tr
     const CliOption *o = a->o;
     cli_setup_defaults(o[OPT_SEQ_LEN].value, o[OPT_RECOMPUTE].value, o[OPT_FLASH].value, model,
                        defaults);
+    if (cli_value(o, N_OPTS, "--cross-entropy") == NULL)
+        strlist_addf(defaults, "--cross-entropy eager");
     if (o[OPT_EXPANDABLE].value == NULL)
         strlist_addf(defaults, "caching allocator with fixed segments (PyTorch's default; "
                                "--expandable-segments for expandable_segments:True)");

@@ -15,7 +15,7 @@ static const char *const mode_names[] = {"auto", "full", "symmetric", NULL};
 static const char *const schedule_names[] = {"deepspeed", "textbook", NULL};
 static const char *const fsdp_names[] = {"none",     "FULL_SHARD",   "SHARD_GRAD_OP",
                                          "NO_SHARD", "HYBRID_SHARD", NULL};
-static const char *const recompute_names[] = {"none", "selective", "full", NULL};
+static const char *const recompute_names[] = {"none", "selective", "full", "selective-op", NULL};
 static const char *const collective_names[] = {"all_reduce", "all_gather", "reduce_scatter",
                                                "broadcast", NULL};
 static const char *const on_off_names[] = {"on", "off", NULL};
@@ -30,6 +30,9 @@ const Choices choices_recompute = {recompute_names, false};
 const Choices choices_collective = {collective_names, false};
 const Choices choices_on_off = {on_off_names, false};
 const Choices choices_flash = {flash_names, false};
+
+static const char *const cross_entropy_names[] = {"eager", "fused", NULL};
+const Choices choices_cross_entropy = {cross_entropy_names, false};
 const Choices choices_comm_model = {comm_model_names, false};
 
 int choices_parse(const Choices *c, const char *text)

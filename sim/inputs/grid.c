@@ -53,7 +53,7 @@ const DimSpec grid_fixed_specs[N_FIXED] = {
                    NULL},
     [D_CKPT] = {"activation_checkpointing", "activation_checkpointing",
                 "--activation-checkpointing", KIND_CKPT, false, false, NULL, 0,
-                "none, selective, full or every:N"},
+                "none, selective, full, selective-op or every:N"},
     [D_FLASH] = {"flash_attention", "flash_attention", "--flash-attention", KIND_ENUM, false, false,
                  &choices_flash, 0, NULL},
     [D_FSDP] = {"fsdp", "fsdp", "--fsdp", KIND_ENUM, false, true, &choices_fsdp, 0, NULL},

@@ -18,7 +18,7 @@ typedef enum DimKind {
     KIND_NAME,  /* a shipped name or a path */
     KIND_COUNT, /* an integer in [1, max] */
     KIND_ENUM,  /* one of values */
-    KIND_CKPT,  /* none, selective, full, every:N (as setup_recompute_parse) */
+    KIND_CKPT,  /* none, selective, full, selective-op, every:N (setup_recompute_parse) */
     KIND_NUMBER /* an override: any number the platform accepts */
 } DimKind;
 

@@ -11,9 +11,12 @@
  *   norms:     the two LayerNorm inputs, 2 e h                                   -> 4 h
  * which sums to the paper's 34 h + 5 a s for GPT. Parallel blocks, Gemma 2/3's extra norms and
  * q/k norms change the norm and MLP-input terms (below). The output layer keeps the final norm input
- * and the logits' input (2 e h) and fp32 logits for the loss (4 V), section 4.3.
+ * and the logits' input (2 e h) and the loss's T x V tensors: 12 V for the eager fp32
+ * cross-entropy of HF and torchtitan, 4 V for a fused loss (Megatron's: Korthikanti sec. 4.3).
  */
 #include "activations.h"
+
+#include "selective_op.h"
 
 void activations_bytes(const ModelConfig *cfg, const RunSetup *setup, ActivationBytes *out)
 {
@@ -54,7 +57,26 @@ void activations_bytes(const ModelConfig *cfg, const RunSetup *setup, Activation
     out->layer_stored = setup->recompute == RECOMPUTE_SELECTIVE && !setup->is_flash_attention
                             ? linear_part
                             : out->layer_full;
-    out->output_layer = tokens * (2 * e * h + 4 * cfg->vocab);
+    if (setup->recompute == RECOMPUTE_SELECTIVE_OP) {
+        /* torchtitan's op-level policy (selective_op.h): the block's input, the outputs of
+         * the saved matmuls, and the flash kernel's output with its log-sum-exp */
+        SelectiveOp sop;
+        selective_op_layer(cfg, &sop);
+        out->layer_stored = tokens * (e * h + e * sop.saved_out_per_token) +
+                            (setup->is_flash_attention ? tokens * e * q_dim + lse : 0);
+        if (out->layer_stored > out->layer_full) /* never more than keeping everything */
+            out->layer_stored = out->layer_full;
+    }
+    /* The final norm's input and the logits' input (2 e h), and the loss. PyTorch's eager
+     * cross-entropy on logits.float(), as the HF modeling files and torchtitan compute it
+     * (and the kernel model times it, kernels.c): log_softmax saves its fp32 output, and its
+     * backward, the first op of backward, holds that output, the NLL loss's gradient and its
+     * own result, all T x V fp32 (PyTorch's nll_loss_backward, _log_softmax_backward_data):
+     * 12 V bytes per token. A fused loss keeps the logits once with their gradient written in
+     * place: Megatron's vocab_parallel_cross_entropy on fp32 logits, 4 V (Korthikanti sec.
+     * 4.3); flash-attn's CrossEntropyLoss (llm-foundry's default loss_fn) on 16-bit logits
+     * with a 16-bit gradient, 2 e V, the same 4 V in 16-bit training. */
+    out->output_layer = tokens * (2 * e * h + (setup->is_fused_loss ? 4 : 12) * cfg->vocab);
     out->checkpoint_per_layer = tokens * e * h;
     const uint64_t n_ck = setup_n_checkpointed(setup, cfg->n_layers);
     out->checkpoints = n_ck * out->checkpoint_per_layer;
@@ -62,4 +84,7 @@ void activations_bytes(const ModelConfig *cfg, const RunSetup *setup, Activation
     /* At the end of forward; a checkpointed layer's backward rebuilds its working set. */
     out->peak = out->checkpoints + (cfg->n_layers - n_ck) * out->layer_stored +
                 (n_ck > 0 ? out->layer_full : 0) + out->output_layer;
+    /* op-level: the layer in backward rebuilds what it did not save */
+    if (setup->recompute == RECOMPUTE_SELECTIVE_OP)
+        out->peak += out->layer_full - out->layer_stored;
 }

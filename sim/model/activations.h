@@ -19,7 +19,7 @@ typedef struct ActivationBytes {
     uint64_t layer_stored; /* a layer that is not checkpointed, as kept until its backward */
     uint64_t layer_full;   /* one layer with nothing recomputed (its working set) */
     uint64_t attn_scores;  /* the a s^2 b part of layer_full (0 with flash attention) */
-    uint64_t output_layer; /* final norm, logits and loss (Korthikanti sec. 4.3) */
+    uint64_t output_layer; /* final norm and logits inputs, and the loss (12 V eager, 4 V fused) */
     uint64_t checkpoint_per_layer; /* a checkpointed layer's input, s b h e */
     uint64_t checkpoints;          /* all checkpointed layers' inputs */
     uint64_t peak;                 /* per GPU, one micro-batch: the most alive at once */

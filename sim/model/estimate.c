@@ -40,6 +40,7 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
     setup->checkpoint_every = opts->checkpoint_every ? opts->checkpoint_every : 1;
     setup->is_flash_attention = opts->is_flash_attention;
     setup->is_flash_attention_v1 = opts->is_flash_attention && opts->is_flash_attention_v1;
+    setup->is_fused_loss = opts->is_fused_loss;
     setup->act_bytes = ds_config_param_bytes(train);
 
     params_count(model, &out->params);

@@ -35,6 +35,7 @@ typedef struct EstimateOptions {
     double headroom_fraction; /* of GPU memory kept free by the verdict (--headroom) */
     bool is_fsdp;             /* PyTorch FSDP steps its fp32 flat shards in place: no copies */
     bool is_flash_attention_v1; /* FlashAttention (v1) rather than FlashAttention-2 */
+    bool is_fused_loss;         /* --cross-entropy fused */
 } EstimateOptions;
 
 typedef struct Estimate {

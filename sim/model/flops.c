@@ -3,6 +3,8 @@
  */
 #include "flops.h"
 
+#include "selective_op.h"
+
 double flops_megatron_formula(double batch, double seq, double layers, double hidden, double vocab,
                               bool full_recompute)
 {
@@ -39,6 +41,13 @@ void flops_step(const ModelConfig *cfg, const ModelParams *params, const RunSetu
     double recompute_per_token = n_ck * out->layer_fwd_per_token;
     if (setup->recompute == RECOMPUTE_SELECTIVE)
         recompute_per_token = L * out->attn_core_per_token;
+    if (setup->recompute == RECOMPUTE_SELECTIVE_OP) {
+        /* every layer re-runs its forward but the saved matmuls and the flash kernel */
+        SelectiveOp sop;
+        selective_op_layer(cfg, &sop);
+        recompute_per_token = L * (out->layer_fwd_per_token - 2.0 * (double)sop.saved_weights -
+                                   (setup->is_flash_attention ? out->attn_core_per_token : 0.0));
+    }
     out->hardware = tokens * (L * out->layer_fwd_per_token * 3.0 + recompute_per_token +
                               3.0 * out->logits_fwd_per_token);
     /* PaLM (Chowdhery et al. 2022) appendix B: 6 N + 12 L (a d) s per token. */

@@ -23,6 +23,8 @@
  */
 #include "kernels.h"
 
+#include "selective_op.h"
+
 #include <math.h>
 
 /* The flash kernels' FLOPs are counted as the FlashAttention-2 benchmark counts them
@@ -102,10 +104,14 @@ static void gemm(KernelPass *p, const KernelGpu *g, double batch, double m, doub
     p->n_kernels += 1.0;
 }
 
-/* A weight GEMM y[T x n] = x[T x k] W[k x n] in forward, and its two GEMMs in backward. */
-static void linear(LayerKernels *o, const KernelGpu *g, double t, double n, double k, double e)
+/* A weight GEMM y[T x n] = x[T x k] W[k x n] in forward, and its two GEMMs in backward;
+ * is_saved: op-level selective checkpointing keeps its output (selective_op.h). */
+static void linear(LayerKernels *o, const KernelGpu *g, double t, double n, double k, double e,
+                   bool is_saved)
 {
     gemm(&o->fwd, g, 1.0, t, n, k, e);
+    if (is_saved)
+        gemm(&o->op_saved, g, 1.0, t, n, k, e);
     gemm(&o->bwd, g, 1.0, t, k, n, e); /* input gradient dx = dy W^T */
     gemm(&o->bwd, g, 1.0, k, n, t, e); /* weight gradient dW = x^T dy */
 }
@@ -271,6 +277,8 @@ double kernels_step_s(const ModelConfig *cfg, const RunSetup *setup, const Kerne
     double recompute = (double)setup_n_checkpointed(setup, cfg->n_layers) * fwd;
     if (setup->recompute == RECOMPUTE_SELECTIVE)
         recompute = L * kernels_pass_s(g, &k.attn_core);
+    if (setup->recompute == RECOMPUTE_SELECTIVE_OP)
+        recompute = L * kernels_pass_s(g, &k.recompute_op);
     const double micro_batch_s = L * (fwd + bwd) + recompute + kernels_pass_s(g, &k.head_fwd) +
                                  kernels_pass_s(g, &k.head_bwd);
     return (double)setup->grad_accum * micro_batch_s;
@@ -280,6 +288,9 @@ void kernels_layer(const ModelConfig *cfg, const RunSetup *setup, const KernelGp
                    LayerKernels *out)
 {
     *out = (LayerKernels){0};
+    SelectiveOp sop;
+    selective_op_layer(cfg, &sop);
+    unsigned li = 0; /* the next projection, in selective_op.h's order */
     const double e = (double)setup->act_bytes;
     const double t = (double)setup->micro_batch * (double)setup->seq_len;
     const double h = (double)cfg->hidden, f = (double)cfg->ffn_hidden;
@@ -291,18 +302,22 @@ void kernels_layer(const ModelConfig *cfg, const RunSetup *setup, const KernelGp
     /* attention block */
     norm(out, cfg, g, t * h, e);
     if (cfg->is_qkv_fused) {
-        linear(out, g, t, q + 2.0 * kv, h, e);
+        linear(out, g, t, q + 2.0 * kv, h, e, sop.is_saved[li++]);
     } else {
-        linear(out, g, t, q, h, e);
-        linear(out, g, t, kv, h, e);
-        linear(out, g, t, kv, h, e);
+        linear(out, g, t, q, h, e, sop.is_saved[li++]);
+        linear(out, g, t, kv, h, e, sop.is_saved[li++]);
+        linear(out, g, t, kv, h, e, sop.is_saved[li++]);
     }
     if (is_rotary) {
         rotary_eager(out, g, t * q, e);
         rotary_eager(out, g, t * kv, e);
     }
     attention_core(out, cfg, setup, g, e);
-    linear(out, g, t, h, q, e); /* output projection */
+    if (setup->is_flash_attention) { /* SDPA's flash kernel: in the save list */
+        out->op_saved.attention_s += out->attn_core.attention_s;
+        out->op_saved.n_kernels += out->attn_core.n_kernels;
+    }
+    linear(out, g, t, h, q, e, sop.is_saved[li++]); /* output projection */
     if (has_dropout)
         dropout(out, g, t * h, e);
     memory(&out->fwd, g, 3.0 * t * h * e, 1.0); /* residual add */
@@ -315,15 +330,15 @@ void kernels_layer(const ModelConfig *cfg, const RunSetup *setup, const KernelGp
     for (unsigned k = 2; k < cfg->n_layer_norms; k++)
         norm(out, cfg, g, t * h, e);
     if (cfg->is_gated_mlp) {
-        linear(out, g, t, f, h, e);       /* gate */
-        linear(out, g, t, f, h, e);       /* up */
+        linear(out, g, t, f, h, e, sop.is_saved[li++]);       /* gate */
+        linear(out, g, t, f, h, e, sop.is_saved[li++]);       /* up */
         pointwise(out, g, t * f, 1.0, e); /* SiLU(gate) */
         pointwise(out, g, t * f, 2.0, e); /* x up */
     } else {
-        linear(out, g, t, f, h, e);
+        linear(out, g, t, f, h, e, sop.is_saved[li++]);
         pointwise(out, g, t * f, 1.0, e); /* GeLU */
     }
-    linear(out, g, t, h, f, e); /* down */
+    linear(out, g, t, h, f, e, sop.is_saved[li++]); /* down */
     if (has_dropout)
         dropout(out, g, t * h, e);
     memory(&out->fwd, g, 3.0 * t * h * e, 1.0);
@@ -339,4 +354,10 @@ void kernels_layer(const ModelConfig *cfg, const RunSetup *setup, const KernelGp
         memory(&out->bwd, g, t * e * biased, n_biased);
 
     head(out, cfg, g, t, e, cfg->position_rows > 0);
+    out->recompute_op = (KernelPass){
+        .gemm_s = out->fwd.gemm_s - out->op_saved.gemm_s,
+        .attention_s = out->fwd.attention_s - out->op_saved.attention_s,
+        .memory_s = out->fwd.memory_s,
+        .n_kernels = out->fwd.n_kernels - out->op_saved.n_kernels,
+    };
 }

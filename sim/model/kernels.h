@@ -76,6 +76,9 @@ double kernels_attention_s(const KernelGpu *g, double flops);
 typedef struct LayerKernels {
     KernelPass fwd, bwd;
     KernelPass attn_core; /* the attention core alone (QK^T, softmax, AV or the flash kernel) */
+    KernelPass op_saved;     /* forward kernels whose outputs op-level selective
+                                checkpointing saves (selective_op.h) */
+    KernelPass recompute_op; /* what it re-runs in backward: fwd less op_saved */
     KernelPass head_fwd, head_bwd;
 } LayerKernels;
 
@@ -86,7 +89,8 @@ void kernels_layer(const ModelConfig *cfg, const RunSetup *setup, const KernelGp
 /* One GPU's forward, recomputation and backward over the step's setup->grad_accum
  * micro-batches, with nothing waiting for communication: every layer's passes, the
  * recomputation of the checkpointed layers (or of every attention core under selective
- * recomputation), the model's ends. */
+ * recomputation, or every layer's unsaved kernels under op-level selective checkpointing),
+ * the model's ends. */
 double kernels_step_s(const ModelConfig *cfg, const RunSetup *setup, const KernelGpu *g);
 
 #endif

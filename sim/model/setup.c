@@ -5,7 +5,8 @@
 
 #include "../common/choices.h"
 
-_Static_assert(RECOMPUTE_NONE == 0 && RECOMPUTE_SELECTIVE == 1 && RECOMPUTE_FULL == 2,
+_Static_assert(RECOMPUTE_NONE == 0 && RECOMPUTE_SELECTIVE == 1 && RECOMPUTE_FULL == 2 &&
+                   RECOMPUTE_SELECTIVE_OP == 3,
                "choices_recompute lists the recomputations in Recompute order");
 
 #include <errno.h>

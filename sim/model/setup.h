@@ -17,6 +17,9 @@ typedef enum Recompute {
     RECOMPUTE_SELECTIVE, /* attention core recomputed (Korthikanti et al. 2022, sec. 5) */
     RECOMPUTE_FULL,      /* checkpointed layers keep only their input and are re-run in
                             backward: every layer, or every N-th (checkpoint_every) */
+    RECOMPUTE_SELECTIVE_OP, /* torchtitan's op-level selective checkpointing: every layer
+                               keeps its input and the outputs of every other matmul and of
+                               the flash kernel, and re-runs the rest (selective_op.h) */
 } Recompute;
 
 typedef struct RunSetup {
@@ -31,13 +34,16 @@ typedef struct RunSetup {
     bool is_flash_attention_v1; /* the first FlashAttention (2022), half FlashAttention-2's
                                    throughput (Dao 2023); false: FlashAttention-2 */
     unsigned act_bytes; /* bytes per activation element: 2 (fp16/bf16) or 4 (fp32) */
+    bool is_fused_loss; /* a fused cross-entropy on the logits (Megatron's, flash-attn's)
+                           rather than PyTorch's eager one on logits.float() */
 } RunSetup;
 
-/* "none", "selective", "full" or "every:N" into buf; returns buf. */
+/* "none", "selective", "full", "selective-op" or "every:N" into buf; returns buf. */
 const char *setup_recompute_name(Recompute r, uint32_t every, char *buf, size_t buf_size);
 
-/* Parses "none", "selective", "full" (every layer) or "every:N" (full recomputation of every
- * N-th layer, as FSDP codebases' per-layer checkpointing does); -1 when malformed. */
+/* Parses "none", "selective", "full" (every layer), "selective-op" or "every:N" (full
+ * recomputation of every N-th layer, as FSDP codebases' per-layer checkpointing does); -1
+ * when malformed. */
 int setup_recompute_parse(const char *name, Recompute *out, uint32_t *out_every);
 
 /* Whether layer u is checkpointed (keeps only its input, re-run before its backward). */

@@ -19,6 +19,8 @@ void cost_step(const ModelConfig *cfg, const ModelParams *params, const RunSetup
     out->layer_recompute = setup->recompute == RECOMPUTE_FULL ? out->layer_fwd
                            : setup->recompute == RECOMPUTE_SELECTIVE
                                ? kernels_pass_s(&gpu, &k->attn_core) * rate
+                           : setup->recompute == RECOMPUTE_SELECTIVE_OP
+                               ? kernels_pass_s(&gpu, &k->recompute_op) * rate
                                : 0.0;
     out->head_fwd = kernels_pass_s(&gpu, &k->head_fwd) * rate;
     out->head_bwd = kernels_pass_s(&gpu, &k->head_bwd) * rate;

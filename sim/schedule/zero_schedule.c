@@ -382,12 +382,16 @@ static void backward_layer(Builder *b, MicroBatch *m, uint32_t u)
             b->wait_copy[r] = back;
         }
     }
-    if (m->keep_acts && is_checkpointed) {
-        /* full recomputation rebuilds this layer's activations first */
+    const bool is_op_level = b->setup->recompute == RECOMPUTE_SELECTIVE_OP;
+    if (m->keep_acts && (is_checkpointed || is_op_level)) {
+        /* full recomputation rebuilds this layer's activations first; op-level selective
+         * checkpointing rebuilds what the layer did not save */
+        const double rebuilt = is_op_level
+                                   ? (double)(b->act.layer_full - b->act.layer_stored)
+                                   : (double)b->act.layer_full;
         work = xmalloc(n * sizeof *work);
         for (uint32_t r = 0; r < n; r++)
-            graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, MEM_ACTIVATIONS,
-                        (double)b->act.layer_full, &work[r]);
+            graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, MEM_ACTIVATIONS, rebuilt, &work[r]);
     }
     /* the recomputation is its own op, before the layer's backward kernels */
     double recompute =

@@ -72,7 +72,8 @@ def simulate(zerosim, case, extra=(), recompute=None):
     cmd = [zerosim, "run", "--model", model, "--config", config,
            "--platform", platform, "--gpus", str(gpus), "--seq-len", str(run["seq"]),
            "--activation-checkpointing", run["recompute"],
-           "--flash-attention", run.get("flash", "on"), "--json", "-", *extra]
+           "--flash-attention", run.get("flash", "on"),
+           "--cross-entropy", run.get("cross_entropy", "eager"), "--json", "-", *extra]
     if run.get("fsdp"):
         cmd += ["--fsdp", run["fsdp"]]
     proc = subprocess.run(cmd, capture_output=True, text=True,
