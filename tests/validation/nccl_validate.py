@@ -72,6 +72,9 @@ def table(zerosim):
 
 
 def plot(zerosim, out_dir):
+    """One figure per platform: bus bandwidth (left) and time (right, log-log) against the
+    message size, zerosim's curves as lines and the published points as crosses, each point
+    in the panel of the unit it was published in and named by its id."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -79,30 +82,43 @@ def plot(zerosim, out_dir):
         points = json.load(f)["points"]
     curves = [("dgx-a100-80g", 8, "all_reduce", None), ("dgx-a100-80g", 16, "all_reduce", None),
               ("dgx-a100-80g", 64, "all_reduce", None), ("dgx-a100-80g", 1024, "all_gather", None),
+              ("dgx-a100-80g", 16, "all_reduce", "ring"),
               ("dgx-h100", 8, "all_reduce", None), ("dgx-h100", 8, "all_gather", None),
-              ("dgx-h100", 16, "all_reduce", None)]
+              ("dgx-h100", 16, "all_reduce", "ring")]
     os.makedirs(out_dir, exist_ok=True)
     for platform in ("dgx-a100-80g", "dgx-h100"):
-        fig, ax = plt.subplots(figsize=(7, 4.2))
+        fig, (bw, tm) = plt.subplots(1, 2, figsize=(11, 4.4))
         for (pf, gpus, op, algo) in curves:
             if pf != platform:
                 continue
-            rs = run(zerosim, pf, gpus, op, 8, 8 << 30, algo)
-            ax.plot([r["bytes"] for r in rs], [r["busbw_bytes_per_s"] / 1e9 for r in rs],
-                    label="zerosim %s, %d GPUs" % (op, gpus))
+            rs = run(zerosim, pf, gpus, op, 8, 16 << 30, algo)
+            label = "%s, %d GPUs%s" % (op, gpus, ", NCCL_ALGO=ring" if algo else "")
+            line, = bw.plot([r["bytes"] for r in rs],
+                            [r["busbw_bytes_per_s"] / 1e9 for r in rs], label=label)
+            tm.plot([r["bytes"] for r in rs], [r["time_s"] * 1e6 for r in rs],
+                    color=line.get_color(), label=label)
+        k = 0
         for p in points:
-            if p["platform"] == platform and "busbw_GBps" in p:
-                ax.scatter([p["bytes"]], [p["busbw_GBps"]], marker="x", color="black", zorder=3)
-                ax.annotate(p["id"], (p["bytes"], p["busbw_GBps"]), fontsize=6,
-                            textcoords="offset points", xytext=(-40, 4))
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("size (bytes)")
-        ax.set_ylabel("bus bandwidth (GB/s)")
-        ax.set_title("%s: zerosim (lines) and published NCCL figures (x)" % platform)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
+            if p["platform"] != platform:
+                continue
+            ax, y = (bw, p["busbw_GBps"]) if "busbw_GBps" in p else (tm, p["time_us"])
+            ax.scatter([p["bytes"]], [y], marker="x", color="black", zorder=3)
+            ax.annotate("%s (%d GPUs)" % (p["id"], p["gpus"]), (p["bytes"], y), fontsize=6,
+                        textcoords="offset points", xytext=(-95, -12 - 9 * (k % 4)),
+                        arrowprops=dict(arrowstyle="-", lw=0.4, color="gray"))
+            k += 1
+        for ax in (bw, tm):
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("message size (bytes)")
+            ax.grid(True, which="both", alpha=0.3)
+        tm.set_yscale("log")
+        bw.set_ylabel("bus bandwidth (GB/s)")
+        tm.set_ylabel("time (us)")
+        bw.legend(fontsize=7, loc="upper left")
+        fig.suptitle("%s: zerosim collective (lines) and published nccl-tests figures (x)"
+                     % platform)
         fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, "collectives-%s.png" % platform), dpi=110)
+        fig.savefig(os.path.join(out_dir, "collectives-%s.png" % platform), dpi=100)
         plt.close(fig)
 
 
