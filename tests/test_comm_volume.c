@@ -177,6 +177,30 @@ static void test_comm_volume_fp32_doubles_bytes(void **state)
     }
 }
 
+/* communication_data_type fp32 in bf16 training: the gradient reductions move 4-byte elements
+ * (ZeRO-2: Psi reduce-scattered at 4 B, Psi all-gathered at 2 B), the weights' gathers stay at
+ * 2 B; the bucket buffer holds the bf16 bucket and its fp32 copy. */
+static void test_comm_volume_fp32_communication_type(void **state)
+{
+    (void)state;
+    const uint64_t n = 8;
+    TrainConfig cfg = train(2, PRECISION_BF16);
+    cfg.comm_grad_bytes = 4;
+    ModelParams p;
+    memset(&p, 0, sizeof p);
+    p.total = PSI;
+    ZeroMemory m;
+    zero_memory(&cfg, &p, 1, n, &m);
+    assert_int_equal(m.grad_bytes, 2);
+    assert_int_equal(m.grad_comm_bytes, 4);
+    assert_int_equal(m.gpu_buffers, 2 * 500000000ull * (2 + 4)); /* overlap_comm: two */
+    CommVolume v;
+    comm_volume(&cfg, &p, &m, n, 1, &v);
+    CommVolume plain = volume(2, PRECISION_BF16, PSI, n, 1);
+    assert_int_equal(v.reduce_scatter, 2 * plain.reduce_scatter);
+    assert_int_equal(v.all_gather, plain.all_gather);
+}
+
 /* ZeRO-3 does not gather persistent parameters per layer: GPT-2 XL at threshold 1e5 keeps its
  * norms and biases (48 x 13 h + 2 h elements) resident, so only Psi minus those is gathered,
  * twice; the persistent ones are all-gathered once after the step (DeepSpeed's _post_step). */
@@ -212,6 +236,7 @@ int main(void)
         cmocka_unit_test(test_comm_volume_single_gpu_moves_nothing),
         cmocka_unit_test(test_comm_volume_grad_accum_scales_stage2_and_3),
         cmocka_unit_test(test_comm_volume_fp32_doubles_bytes),
+        cmocka_unit_test(test_comm_volume_fp32_communication_type),
         cmocka_unit_test(test_comm_volume_zero3_skips_persistent_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

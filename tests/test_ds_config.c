@@ -137,6 +137,26 @@ static void test_multi_rank_bucket_allreduce(void **state)
     ds_config_fini(&c);
 }
 
+/* communication_data_type as DeepSpeed's get_communication_data_type reads it: fp32, fp16 or
+ * bf16 in any case, null as absent, anything else refused. */
+static void test_communication_data_type(void **state)
+{
+    (void)state;
+    TrainConfig c;
+    parse_ok("{\"train_batch_size\": 8, \"communication_data_type\": \"FP32\"}", &c);
+    assert_int_equal(c.comm_grad_bytes, 4);
+    ds_config_fini(&c);
+    parse_ok("{\"train_batch_size\": 8, \"communication_data_type\": \"bf16\"}", &c);
+    assert_int_equal(c.comm_grad_bytes, 2);
+    ds_config_fini(&c);
+    parse_ok("{\"train_batch_size\": 8, \"communication_data_type\": null}", &c);
+    assert_int_equal(c.comm_grad_bytes, 0);
+    ds_config_fini(&c);
+    assert_parse_fails("{\"train_batch_size\": 8, \"communication_data_type\": \"fp8\"}",
+                       "ds.json: communication_data_type: expected one of \"fp32\", \"fp16\", "
+                       "\"bf16\", got \"fp8\"");
+}
+
 static void test_no_zero_section_is_stage0(void **state)
 {
     (void)state;
@@ -851,6 +871,7 @@ int main(void)
         cmocka_unit_test(test_stage2_defaults),
         cmocka_unit_test(test_multi_rank_bucket_allreduce),
         cmocka_unit_test(test_no_zero_section_is_stage0),
+        cmocka_unit_test(test_communication_data_type),
         cmocka_unit_test(test_explicit_values_win),
         cmocka_unit_test(test_optimizer_names),
         cmocka_unit_test(test_offload_defaults),

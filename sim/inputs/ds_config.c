@@ -39,6 +39,7 @@ static const char *const top_keys[] = {
     "optimizer",
     "zero_optimization",
     "activation_checkpointing",
+    "communication_data_type",
     NULL,
 };
 static const char *const enabled_keys[] = {"enabled", NULL};
@@ -610,6 +611,25 @@ static int read_act_ckpt(Reader *r, const cJSON *root)
                : 0;
 }
 
+/* communication_data_type: DeepSpeed's get_communication_data_type (runtime/config.py) takes
+ * "fp32", "fp16" or "bf16" in any case, and null or absent as the training precision; the
+ * ZeRO optimizers cast each gradient bucket to it before reducing it (runtime/zero/
+ * stage_1_and_2.py and stage3.py, communication_data_type). */
+static int read_comm_type(Reader *r, const cJSON *root)
+{
+    static const char *const names[] = {"fp32", "fp16", "bf16", NULL};
+    static const unsigned bytes[] = {4, 2, 2};
+    int which = -1;
+    JsonAt at = {r->file, ""};
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "communication_data_type");
+    if (v == NULL || cJSON_IsNull(v))
+        return 0;
+    if (jsonfile_get_enum(root, "communication_data_type", at, names, &which, r->err) < 0)
+        return -1;
+    r->cfg->comm_grad_bytes = which >= 0 ? bytes[which] : 0;
+    return 0;
+}
+
 int ds_config_parse(TrainConfig *out, const char *file, const char *text, size_t n_bytes, Err *err)
 {
     memset(out, 0, sizeof *out);
@@ -632,7 +652,8 @@ int ds_config_parse(TrainConfig *out, const char *file, const char *text, size_t
              read_batch(&r, root) ||
              read_enabled(&r, root, "fp16", vocab_ds_fp16_not_modelled, &fp16) ||
              read_enabled(&r, root, bf16_key, vocab_ds_bf16_not_modelled, &bf16) ||
-             read_optimizer(&r, root) || read_zero(&r, root) || read_act_ckpt(&r, root);
+             read_optimizer(&r, root) || read_zero(&r, root) || read_act_ckpt(&r, root) ||
+             read_comm_type(&r, root);
     if (rc == 0 && has_bf16 && cJSON_GetObjectItemCaseSensitive(root, "bfloat16"))
         strlist_addf(&out->not_modelled, "bfloat16 (\"bf16\" is given and wins)");
     cJSON_Delete(root);

@@ -91,6 +91,9 @@ typedef struct TrainConfig {
     ZeroConfig zero;
     bool is_bf16_master;           /* bf16.bf16_master_weights_and_grads: 2-byte master copy */
     bool is_bf16_optimizer_states; /* bf16.bf16_optimizer_states: 2-byte Adam moments */
+    unsigned comm_grad_bytes; /* communication_data_type: the bytes per gradient element of the
+                                 gradient reductions, 4 (fp32) or 2 (fp16, bf16); 0 when
+                                 absent: the training precision's */
     bool partition_activations; /* activation_checkpointing.partition_activations */
     bool cpu_checkpointing;     /* activation_checkpointing.cpu_checkpointing */
     StrList not_modelled; /* "key (what the result assumes instead)" */

@@ -41,7 +41,6 @@ const char *const vocab_ds_top_not_modelled[] = {
     "gradient_predivide_factor",
     "gradient_allreduce_op",
     "sparse_gradients",
-    "communication_data_type",
     "seq_parallel_communication_data_type",
     "disable_allgather",
     "data_types",
@@ -413,8 +412,6 @@ static const struct {
     {"compression_training", "the result assumes uncompressed training"},
     {"quantize_training", "the result assumes unquantized training"},
     {"weight_quantization", "the result assumes unquantized weights"},
-    {"communication_data_type",
-     "the result assumes gradients are reduced in the training precision"},
     {"data_types", "the result assumes gradients accumulate in the training precision "
                    "(data_types.grad_accum_dtype fp32 would add 4 bytes per parameter)"},
     {"torch_autocast", "the result assumes the precision fp16/bf16.enabled gives; fp32 weights "

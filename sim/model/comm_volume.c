@@ -14,7 +14,7 @@ void comm_volume(const TrainConfig *cfg, const ModelParams *params, const ZeroMe
 {
     *out = (CommVolume){0};
     const uint64_t psi = params->total;
-    const uint64_t grads = psi * mem->grad_bytes;
+    const uint64_t grads = psi * mem->grad_comm_bytes; /* as reduced (communication_data_type) */
     const uint64_t weights = psi * mem->param_bytes;
     switch (cfg->zero.stage) {
     case 0: out->all_reduce = 2 * ring_share(grads, n_gpus); break;

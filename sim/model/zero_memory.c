@@ -21,9 +21,12 @@ double zero_memory_paper_bytes(int stage, double psi, double n)
 /* Buffers DeepSpeed allocates on the GPU beside the model states. */
 static uint64_t gpu_buffers(const ZeroConfig *z, const ModelParams *params, uint64_t psi,
                             uint64_t persistent, unsigned param_bytes, unsigned grad_bytes,
-                            uint64_t n_gpus)
+                            unsigned grad_comm_bytes, uint64_t n_gpus)
 {
-    uint64_t bucket = min_u64(z->reduce_bucket_size, psi) * grad_bytes;
+    /* a bucket, and its copy in the communication type when that differs (DeepSpeed casts
+     * the bucket with tensor.to(communication_data_type) before reducing it) */
+    uint64_t bucket = min_u64(z->reduce_bucket_size, psi) *
+                      (grad_bytes + (grad_comm_bytes != grad_bytes ? grad_comm_bytes : 0));
     if (z->stage < 3) {
         /* Stage 0-2: the contiguous gradient (ipg) buffer; two alternate with overlap_comm
          * (stage_1_and_2.py). A single GPU reduces nothing. */
@@ -90,6 +93,7 @@ void zero_memory(const TrainConfig *cfg, const ModelParams *params, uint64_t n_l
     out->partition_elems = part;
     out->param_bytes = mixed ? 2 : 4;
     out->grad_bytes = mixed ? 2 : 4;
+    out->grad_comm_bytes = cfg->comm_grad_bytes ? cfg->comm_grad_bytes : out->grad_bytes;
     /* Mixed precision keeps an fp32 master copy and fp32 optimizer states (ZeRO, Sec. 3.1);
      * DeepSpeed's bf16 section can keep either in bf16 (bf16_master_weights_and_grads,
      * bf16_optimizer_states: 2 bytes each, DeepSpeedExamples bf16_master_weight README). */
@@ -146,6 +150,6 @@ void zero_memory(const TrainConfig *cfg, const ModelParams *params, uint64_t n_l
     }
     out->gpu_model_states = out->gpu_params + out->gpu_grads + out->gpu_optimizer;
     out->gpu_buffers = gpu_buffers(z, params, psi, out->persistent_elems, out->param_bytes,
-                                   out->grad_bytes, n_gpus);
+                                   out->grad_bytes, out->grad_comm_bytes, n_gpus);
     out->gpu_step_copies = zero_step_copies_bytes(cfg, psi, part);
 }

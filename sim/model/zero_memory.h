@@ -27,6 +27,8 @@ typedef struct ZeroMemory {
     uint64_t offloaded_elems;  /* of the partition, stepped on the host (0 without offload) */
     unsigned param_bytes;      /* per element: 2 mixed precision, 4 fp32 */
     unsigned grad_bytes;
+    unsigned grad_comm_bytes;  /* per gradient element reduced: communication_data_type's
+                                  (DeepSpeed; FSDP's reduce_dtype), else grad_bytes */
     unsigned optimizer_bytes; /* fp32 master (mixed precision only) + 4 x states */
 
     uint64_t gpu_params;

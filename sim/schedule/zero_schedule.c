@@ -111,7 +111,7 @@ static void flush_bucket(Builder *b, bool is_overlapped)
     if (b->bucket_elems <= 0)
         return;
     const double elems = b->bucket_elems;
-    double bytes = elems * b->mem.grad_bytes;
+    double bytes = elems * b->mem.grad_comm_bytes; /* in the communication type */
     b->bucket_elems = 0;
     if (b->n_ranks == 1) {
         if (offload_has_optimizer(b))
@@ -122,7 +122,7 @@ static void flush_bucket(Builder *b, bool is_overlapped)
     /* A layer's gradients go out module by module: the bucket buffer holds reduce_bucket_size
      * elements, or the largest module when that is bigger. */
     double largest = (double)b->params.largest_module, limit = (double)b->z->reduce_bucket_size;
-    double buffer = (limit > largest ? limit : largest) * b->mem.grad_bytes;
+    double buffer = (limit > largest ? limit : largest) * b->mem.grad_comm_bytes;
     /* the NCCL calls DeepSpeed made for these gradients (param_bucket), the last partial one
      * included */
     uint32_t n_calls = b->bucket_calls + (b->bucket_fill > 0 ? 1u : 0u);

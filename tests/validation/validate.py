@@ -44,6 +44,8 @@ def ds_config(case, run):
         cfg["zero_optimization"]["offload_optimizer"] = {"device": run["offload"],
                                                          "pin_memory": True}
     cfg["zero_optimization"].update(run.get("zero", {}))
+    if run.get("communication_data_type"):  # FSDP's reduce_dtype, or DeepSpeed's own key
+        cfg["communication_data_type"] = run["communication_data_type"]
     return cfg
 
 
