@@ -1,8 +1,10 @@
 #!/bin/bash
 # A zerosim sweep spread over a SLURM job array: array task I of N runs shard I/N of the grid
-# into its own CSV, with one worker per allocated CPU. Shards are interleaved (id % N), so
-# they take about the same time. Resubmitting the same array resumes: each shard skips the
-# rows its file already holds. docs/SWEEP.md explains the options.
+# into its own CSV, with one worker per allocated CPU. Shards hold the points whose id % N is
+# I (an id is a mixed digest of the point's key), about 1/N of the grid each, from every
+# dimension. Resubmitting the same array resumes: each shard skips the rows its file already
+# holds, and an edited grid keeps every remaining point in its shard. docs/SWEEP.md explains
+# the options.
 #
 #   sbatch workloads/grids/sweep-slurm.sh                         # the example grid, 16 shards
 #   sbatch --array=0-63 --export=ALL,GRID=my-grid.json,OUT_DIR=runs/mine \
