@@ -211,6 +211,26 @@ void cli_warn_not_modelled(const char *file, const StrList *keys, const StrList 
     warn_list(file, "unknown keys, ignored", unknown);
 }
 
+int cli_moe_options(const char *command, const char *ep_size, const char *capacity_factor,
+                    EstimateOptions *out)
+{
+    if (cli_count(command, "--ep-size", ep_size, &out->ep_size))
+        return EXIT_BAD_USAGE;
+    if (ep_size != NULL && (out->ep_size < 1 || out->ep_size > (1u << 16)))
+        return cli_usage_error(command, "--ep-size: expected an integer in [1, 65536], got \"%s\"",
+                               ep_size);
+    if (capacity_factor == NULL)
+        return 0;
+    char *end = NULL;
+    double f = strtod(capacity_factor, &end);
+    if (end == capacity_factor || *end != '\0' || !(f >= 1.0 && f <= 16.0))
+        return cli_usage_error(command,
+                               "--moe-capacity-factor: expected a number in [1, 16], got \"%s\"",
+                               capacity_factor);
+    out->capacity_factor = f;
+    return 0;
+}
+
 int cli_require(const char *command, const CliOption *options, int first, int last)
 {
     for (int k = first; k <= last; k++)

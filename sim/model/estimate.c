@@ -41,11 +41,23 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
     setup->is_flash_attention = opts->is_flash_attention;
     setup->is_flash_attention_v1 = opts->is_flash_attention && opts->is_flash_attention_v1;
     setup->act_bytes = ds_config_param_bytes(train);
+    setup->ep_size = opts->ep_size > 1 ? opts->ep_size : 1;
+    setup->capacity_factor = opts->capacity_factor > 0 ? opts->capacity_factor : 1.0;
 
     params_count(model, &out->params);
+    if (setup->ep_size > 1 &&
+        (model->moe.n_experts == 0 || model->moe.n_experts % setup->ep_size != 0 ||
+         n_gpus % setup->ep_size != 0))
+        return err_set(err,
+                       "--ep-size %llu: expected a divisor of the model's experts (%llu) and "
+                       "of the GPU count %llu%s",
+                       (unsigned long long)setup->ep_size,
+                       (unsigned long long)model->moe.n_experts, (unsigned long long)n_gpus,
+                       model->moe.n_experts == 0 ? " (a dense model has none: give 1)" : "");
     flops_step(model, &out->params, setup, &out->flops);
     activations_bytes(model, setup, &out->act);
-    zero_memory(train, &out->params, model->n_layers, n_gpus, &out->mem);
+    zero_memory_ep(train, &out->params, model->n_layers, n_gpus, setup->ep_size, &out->mem);
+    out->all_to_all_bytes = moe_all_to_all_step_bytes(model, &out->params, setup);
     /* FSDP with MixedPrecision keeps the sharded flat parameter and its reduced gradient in
      * fp32 (torch/distributed/fsdp/_flat_param.py FlatParamHandle: _local_shard in the
      * original dtype, _mp_shard for the low-precision copy; _runtime_utils.py _reduce_grad

@@ -16,6 +16,7 @@
 #include "ds_estimator.h"
 #include "flops.h"
 #include "kernels.h"
+#include "moe.h"
 #include "params.h"
 #include "runtime_memory.h"
 #include "setup.h"
@@ -35,6 +36,8 @@ typedef struct EstimateOptions {
     double headroom_fraction; /* of GPU memory kept free by the verdict (--headroom) */
     bool is_fsdp;             /* PyTorch FSDP steps its fp32 flat shards in place: no copies */
     bool is_flash_attention_v1; /* FlashAttention (v1) rather than FlashAttention-2 */
+    uint64_t ep_size;           /* expert parallelism (--ep-size; 0 or 1: none; model/moe.h) */
+    double capacity_factor;     /* expert capacity factor (--moe-capacity-factor; 0: 1.0) */
 } EstimateOptions;
 
 typedef struct Estimate {
@@ -44,6 +47,8 @@ typedef struct Estimate {
     ActivationBytes act;
     ZeroMemory mem;
     CommVolume comm;
+    double all_to_all_bytes; /* MoE token exchange per rank per step (model/moe.h); 0 without
+                                expert parallelism */
     bool has_ds_estimate; /* stages 1-3 */
     DsEstimate ds_estimate;
     double paper_model_states_bytes; /* the 16 Psi family at this N (mixed-precision Adam) */

@@ -31,6 +31,11 @@ typedef struct RunSetup {
     bool is_flash_attention_v1; /* the first FlashAttention (2022), half FlashAttention-2's
                                    throughput (Dao 2023); false: FlashAttention-2 */
     unsigned act_bytes; /* bytes per activation element: 2 (fp16/bf16) or 4 (fp32) */
+    /* mixtures of experts (model/moe.h); ignored for dense models */
+    uint64_t ep_size;       /* expert-parallel group: ranks that split each layer's experts
+                               (DeepSpeed-MoE's ep_size; --ep-size); 0 or 1: none */
+    double capacity_factor; /* expert buffers hold capacity_factor x the balanced share of
+                               routed tokens (DeepSpeed-MoE's capacity_factor); 0: 1.0 */
 } RunSetup;
 
 /* "none", "selective", "full" or "every:N" into buf; returns buf. */

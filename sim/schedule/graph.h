@@ -45,6 +45,7 @@ typedef enum CollectiveKind {
     COLL_ALL_GATHER,
     COLL_REDUCE_SCATTER,
     COLL_BROADCAST,
+    COLL_ALL_TO_ALL, /* every member sends 1/n of its buffer to each other member */
     COLL_N_KINDS
 } CollectiveKind;
 
