@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "model/comm_volume.h"
 #include "model/flops.h"
 #include "model/moe.h"
 #include "model/zero_memory.h"
@@ -149,6 +150,27 @@ static void test_moe_model_flops_use_active_params(void **state)
     model_config_fini(&cfg);
 }
 
+/* ZeRO-2 bytes with experts over their expert-data-parallel group (N = 8, ep = 4): the
+ * 46,912 other parameters' bf16 gradients reduce-scattered over 8 ranks (7/8 of 93,824 =
+ * 82,096) and their weights all-gathered alike; the rank's 98,304 expert parameters over 2
+ * ranks (1/2 of 196,608 = 98,304 each way). */
+static void test_moe_comm_volume_by_hand(void **state)
+{
+    (void)state;
+    ModelConfig cfg;
+    ModelParams p;
+    load(&cfg, &p);
+    TrainConfig t2 = train(2);
+    ZeroMemory m;
+    zero_memory_ep(&t2, &p, 2, 8, 4, &m);
+    CommVolume c;
+    comm_volume(&t2, &p, &m, 8, 1, &c);
+    assert_int_equal(c.reduce_scatter, 82096 + 98304);
+    assert_int_equal(c.all_gather, 82096 + 98304);
+    assert_int_equal(c.all_reduce, 0);
+    model_config_fini(&cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -156,6 +178,7 @@ int main(void)
         cmocka_unit_test(test_moe_zero_memory_ep_by_hand),
         cmocka_unit_test(test_moe_all_to_all_volume_by_hand),
         cmocka_unit_test(test_moe_model_flops_use_active_params),
+        cmocka_unit_test(test_moe_comm_volume_by_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

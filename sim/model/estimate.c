@@ -78,6 +78,7 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
         out->mem.gpu_buffers = 2 * unit * out->mem.param_bytes + unit * out->mem.grad_bytes;
     }
     comm_volume(train, &out->params, &out->mem, n_gpus, batch.grad_accum, &out->comm);
+    out->comm.all_to_all = (uint64_t)(out->all_to_all_bytes + 0.5);
     out->paper_model_states_bytes =
         zero_memory_paper_bytes(train->zero.stage, (double)out->params.total, (double)n_gpus);
 
