@@ -694,6 +694,30 @@ static void test_zero_schedule_moe_graph(void **state)
     assert_true(fabs(expert_grads - 2.0 * 2 * 24576 * 2) < 1e-9);
     assert_true(fabs(other_grads - 46912.0 * 2) < 1e-9);
     graph_destroy(g);
+    ds_config_fini(&train);
+
+    /* ZeRO-3: each MoE layer's 2 local experts (98,304 bf16 bytes) are gathered inside the
+     * expert-data-parallel group, one fetch per expert projection (2 x 3 NCCL calls), before
+     * the layer's forward and again before its backward */
+    static const char *const ds3 =
+        "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+        " \"zero_optimization\": {\"stage\": 3, \"stage3_param_persistence_threshold\": 0}}";
+    assert_int_equal(ds_config_parse(&train, "ds.json", ds3, strlen(ds3), &err), 0);
+    g = zero_schedule_build(&model, &train, &p, &setup, &opts, &err);
+    assert_non_null(g);
+    c = graph_collectives(g);
+    uint32_t n_expert_gathers = 0;
+    for (uint32_t i = 0; i < graph_n_collectives(g); i++) {
+        uint32_t n;
+        const uint32_t *members = graph_group(g, c[i].group, &n);
+        if (c[i].kind != COLL_ALL_GATHER || n != 2 || members[0] != 0)
+            continue;
+        assert_int_equal(c[i].n_calls, 6);
+        assert_true(fabs(c[i].bytes - 2.0 * 24576 * 2) < 1e-9);
+        n_expert_gathers++;
+    }
+    assert_int_equal(n_expert_gathers, 4); /* 2 layers x (forward, backward) */
+    graph_destroy(g);
     model_config_fini(&model);
     ds_config_fini(&train);
 }

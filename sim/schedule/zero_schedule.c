@@ -253,6 +253,18 @@ static double live_bytes(const Builder *b, double part_bytes)
     return part_bytes < cap ? part_bytes : cap;
 }
 
+/* The submodule fetches of one MoE layer's local experts: DeepSpeed's coordinator fetches
+ * every leaf module with parameters on its own (fetch_sub_module per nn.Linear), and each
+ * expert of an HF MoE block is its own modules (MixtralBlockSparseTop2MLP's w1, w2, w3;
+ * Qwen3MoeMLP's and DeepseekV3MLP's gate, up and down projections). */
+static uint32_t expert_fetch_calls(const Builder *b)
+{
+    uint32_t per_expert = 0;
+    for (size_t i = 0; i < b->params.n_moe_modules; i++)
+        per_expert += b->params.moe[i].is_expert;
+    return (uint32_t)(b->params.n_experts / b->ep) * per_expert;
+}
+
 /* Gathers unit u's parameters before their use by compute op #k of the micro-batch. The
  * prefetched share (prefetch_fraction) may start once op k-2 is done, overlapping op k-1; the
  * rest is fetched on demand once op k-1 is done. Each part lives in a MEM_BUFFERS allocation
@@ -274,7 +286,16 @@ static void gather_unit(Builder *b, uint32_t u, const OpId *before_prev, const O
     uint32_t calls[2] = {b->is_tracing ? 0 : b->calls_early,
                          b->is_tracing ? b->calls_early + b->calls_late : b->calls_late};
     const uint32_t L = (uint32_t)b->model->n_layers;
-    const uint32_t extra = (u == 0 ? 1u : 0u) + (u == L - 1 && L > 1 ? 1u : 0u);
+    uint32_t extra = (u == 0 ? 1u : 0u) + (u == L - 1 && L > 1 ? 1u : 0u);
+    /* a MoE layer whose experts come with the rest (no expert parallelism): its router,
+     * shared experts and every expert's modules are fetches of their own */
+    if (b->ep == 1 && b->params.n_experts > 0 && is_moe_layer(b, u) &&
+        b->opts->fsdp == FSDP_NONE && !b->is_textbook) {
+        extra += expert_fetch_calls(b);
+        for (size_t i = 0; i < b->params.n_moe_modules; i++)
+            extra += !b->params.moe[i].is_expert &&
+                     b->params.moe[i].weight > b->z->param_persistence_threshold;
+    }
     calls[parts[0] > 0 ? 0 : 1] += extra;
     *out_n_buffers = 0;
     for (uint32_t r = 0; r < b->n_ranks; r++)
@@ -321,7 +342,7 @@ static void gather_unit(Builder *b, uint32_t u, const OpId *before_prev, const O
             builder_depend(b, prev[r], a);
         }
         collective_set(b, &b->expert_dp, COLL_ALL_GATHER, STREAM_GATHER, experts,
-                       (uint32_t)(b->params.n_experts / b->ep), lab);
+                       expert_fetch_calls(b), lab);
         for (uint32_t r = 0; r < b->n_ranks; r++) {
             b->last_gather[r] = b->ops[r];
             out_ready[r] = b->ops[r];
@@ -802,12 +823,33 @@ static void make_groups(Builder *b, const Platform *p)
 /* Expert parallelism (model/moe.h, DeepSpeed's groups.py): expert-parallel groups of ep
  * consecutive ranks, and expert-data-parallel groups of the ranks at the same place in each;
  * in symmetric mode these stand for n_gpus / ep members. */
-static void make_expert_groups(Builder *b)
+static void make_expert_groups(Builder *b, const Platform *p)
 {
     const uint32_t n = b->n_ranks, ep = b->ep;
     b->ep_groups.n_logical = ep;
     b->expert_dp.n_logical = b->n_gpus / ep;
     uint32_t *members = xmalloc(n * sizeof *members);
+    if (ep > n) {
+        /* Symmetric mode with expert-parallel groups wider than the simulated nodes: the
+         * simulated ranks are one EP group standing for ep members, and the ranks at the
+         * same local GPU of each simulated node stand for the expert-data-parallel ring,
+         * which crosses nodes on the same rail as the real one. */
+        const uint32_t g = (uint32_t)p->gpus_per_node < n ? (uint32_t)p->gpus_per_node : n;
+        for (uint32_t i = 0; i < n; i++)
+            members[i] = i;
+        b->ep_groups.n_groups = 1;
+        b->ep_groups.groups = xmalloc(sizeof *b->ep_groups.groups);
+        b->ep_groups.groups[0] = graph_add_group(b->g, members, n);
+        b->expert_dp.n_groups = g;
+        b->expert_dp.groups = xmalloc(g * sizeof *b->expert_dp.groups);
+        for (uint32_t i = 0; i < g; i++) {
+            for (uint32_t k = 0; k < n / g; k++)
+                members[k] = k * g + i;
+            b->expert_dp.groups[i] = graph_add_group(b->g, members, n / g);
+        }
+        free(members);
+        return;
+    }
     b->ep_groups.n_groups = n / ep;
     b->ep_groups.groups = xmalloc(b->ep_groups.n_groups * sizeof *b->ep_groups.groups);
     for (uint32_t k = 0; k < b->ep_groups.n_groups; k++) {
@@ -874,7 +916,8 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
     b.g = graph_create(n);
     params_count(model, &b.params);
     b.ep = (uint32_t)moe_ep_size(&b.params, setup);
-    if (n_gpus % b.ep != 0 || n % b.ep != 0 || b.params.n_experts % b.ep != 0) {
+    const bool ep_fits = b.ep <= n ? n % b.ep == 0 : b.ep % n == 0 && n % p->gpus_per_node == 0;
+    if (n_gpus % b.ep != 0 || !ep_fits || b.params.n_experts % b.ep != 0) {
         graph_destroy(b.g);
         err_set(err,
                 "--ep-size %u: expected a divisor of the %u simulated GPUs, of the GPU count %u "
@@ -905,7 +948,7 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
     labels(&b);
     make_groups(&b, p);
     if (b.ep > 1) {
-        make_expert_groups(&b);
+        make_expert_groups(&b, p);
         b.label_a2a_dispatch = graph_label(b.g, "a2a dispatch");
         b.label_a2a_combine = graph_label(b.g, "a2a combine");
     }
