@@ -5,7 +5,7 @@
  * reduce stream, copy and NVMe streams, the host's optimizer stream), run in stream order, and
  * may also wait for ops on other streams or ranks (like CUDA events). Ops: COMPUTE (FLOPs on
  * the rank's GPU or its node's CPU), COLLECTIVE (one member's part in an all-reduce,
- * all-gather, reduce-scatter or broadcast over a group), COPY (H2D, D2H, D2D), DISK (NVMe read
+ * all-gather, reduce-scatter, broadcast or all-to-all over a group), COPY (H2D, D2H, D2D), DISK (NVMe read
  * or write), ALLOC/FREE (bytes of a category on a memory space). The graph is built once, then
  * finalised into flat arrays (successors in CSR form), validated (no cycle, every buffer freed
  * once, every collective joined by its whole group), and executed by engine/ or printed.
