@@ -123,6 +123,16 @@ static void test_moe_all_to_all_volume_by_hand(void **state)
     assert_true(fabs(moe_all_to_all_step_bytes(&cfg, &p, &s) - 30720.0) < 1e-9);
     s.recompute = RECOMPUTE_FULL;
     assert_true(fabs(moe_all_to_all_step_bytes(&cfg, &p, &s) - 46080.0) < 1e-9);
+    /* a dropless router whose busiest expert gets twice its share: the busiest rank receives
+     * 2 x 16 x 2 copies (8,192 bytes) and every rank waits for it; an imbalance below the
+     * capacity factor changes nothing (the padded buffers are larger) */
+    s.recompute = RECOMPUTE_NONE;
+    s.moe_imbalance = 2.0;
+    assert_true(fabs(moe_load_factor(&s) - 2.0) < 1e-12);
+    assert_true(fabs(moe_all_to_all_buffer_bytes(&cfg, &p, &s) - 8192.0) < 1e-9);
+    s.moe_imbalance = 1.1;
+    assert_true(fabs(moe_load_factor(&s) - 1.25) < 1e-12);
+    s.moe_imbalance = 0.0;
     /* without expert parallelism nothing is exchanged */
     s.ep_size = 1;
     assert_true(moe_all_to_all_step_bytes(&cfg, &p, &s) == 0.0);

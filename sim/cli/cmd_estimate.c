@@ -45,6 +45,7 @@ enum {
     OPT_PRECISION = OPT_MICRO_BATCH + CLI_N_TRAIN_OPTIONS - 1,
     OPT_EP_SIZE,
     OPT_CAPACITY,
+    OPT_IMBALANCE,
     N_OPTS
 };
 
@@ -74,6 +75,7 @@ int cmd_estimate(int argc, char **argv)
         [OPT_MICRO_BATCH] = CLI_TRAIN_OPTIONS,
         [OPT_EP_SIZE] = {"--ep-size", true, NULL},
         [OPT_CAPACITY] = {"--moe-capacity-factor", true, NULL},
+        [OPT_IMBALANCE] = {"--moe-imbalance", true, NULL},
     };
     const char *cmd = "estimate";
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
@@ -89,7 +91,8 @@ int cmd_estimate(int argc, char **argv)
         cli_count(cmd, "--nodes", o[OPT_NODES].value, &nodes) ||
         cli_setup_options(cmd, seq, recompute, flash, &opts) ||
         cli_headroom(cmd, o[OPT_HEADROOM].value, &opts.headroom_fraction, NULL) ||
-        cli_moe_options(cmd, o[OPT_EP_SIZE].value, o[OPT_CAPACITY].value, &opts))
+        cli_moe_options(cmd, o[OPT_EP_SIZE].value, o[OPT_CAPACITY].value,
+                        o[OPT_IMBALANCE].value, &opts))
         return EXIT_BAD_USAGE;
     TrainOverrides overrides;
     if (cli_train_overrides(cmd, o, N_OPTS, &overrides))

@@ -112,6 +112,7 @@ enum {
     OPT_PRECISION = OPT_MICRO_BATCH + CLI_N_TRAIN_OPTIONS - 1,
     OPT_EP_SIZE,
     OPT_CAPACITY,
+    OPT_IMBALANCE,
     OPT_COMM_MODEL,
     OPT_DS_VERSION,
     N_OPTS
@@ -204,6 +205,7 @@ static int parse_args(int argc, char **argv, RunArgs *a)
         [OPT_MICRO_BATCH] = CLI_TRAIN_OPTIONS,
         [OPT_EP_SIZE] = {"--ep-size", true, NULL},
         [OPT_CAPACITY] = {"--moe-capacity-factor", true, NULL},
+        [OPT_IMBALANCE] = {"--moe-imbalance", true, NULL},
         [OPT_COMM_MODEL] = {"--comm-model", true, NULL},
         [OPT_DS_VERSION] = {"--deepspeed-version", true, NULL},
     };
@@ -223,7 +225,8 @@ static int parse_args(int argc, char **argv, RunArgs *a)
         cli_setup_options(cmd, o[OPT_SEQ_LEN].value, o[OPT_RECOMPUTE].value, o[OPT_FLASH].value,
                           &a->est_opts) ||
         cli_headroom(cmd, o[OPT_HEADROOM].value, &a->est_opts.headroom_fraction, NULL) ||
-        cli_moe_options(cmd, o[OPT_EP_SIZE].value, o[OPT_CAPACITY].value, &a->est_opts) ||
+        cli_moe_options(cmd, o[OPT_EP_SIZE].value, o[OPT_CAPACITY].value,
+                        o[OPT_IMBALANCE].value, &a->est_opts) ||
         cli_train_overrides(cmd, o, N_OPTS, &a->overrides))
         return EXIT_BAD_USAGE;
     if (a->steps > 1000)

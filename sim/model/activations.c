@@ -35,7 +35,7 @@ void activations_bytes(const ModelConfig *cfg, const RunSetup *setup, Activation
          * and expert_output tensors); the shared experts' gated MLP on every token. The
          * per-layer figure is the mean over dense and MoE layers (the sum is exact). */
         const MoeShape *m = &cfg->moe;
-        const double copies = moe_capacity_factor(setup) * (double)m->top_k;
+        const double copies = moe_load_factor(setup) * (double)m->top_k; /* busiest rank */
         const double moe_mlp = (double)(e * h + 4 * m->n_experts + h) +
                                copies * (double)(2 * e * h + 4 * e * m->expert_ffn) +
                                (double)(4 * e * m->shared_ffn);

@@ -302,14 +302,15 @@ double kernels_step_s(const ModelConfig *cfg, const RunSetup *setup, const Kerne
  * scatter of h-wide rows each way); each of the n_experts / ep local experts' gated MLP on
  * its share of the routed copies (t x top_k x cf x ep / n_experts tokens each, one batched
  * GEMM per projection over the local experts: small shapes pay tile and wave quantization);
- * the shared experts on all t tokens; the weighted combine. The all-to-alls between the
+ * the shared experts on all t tokens; the weighted combine. The routed work is the busiest
+ * rank's (moe_load_factor: capacity padding, or a dropless router's imbalance). The all-to-alls between the
  * permutations are communication (schedule/), not kernels. */
 static void moe_block(LayerKernels *out, const ModelConfig *cfg, const RunSetup *setup,
                       const KernelGpu *g, double t, double e)
 {
     const MoeShape *m = &cfg->moe;
     const double h = (double)cfg->hidden, n = (double)m->n_experts;
-    const double cf = setup->capacity_factor > 0 ? setup->capacity_factor : 1.0;
+    const double cf = moe_load_factor(setup); /* the busiest rank sets the pace */
     const double ep = setup->ep_size > 1 ? (double)setup->ep_size : 1.0;
     const double copies = cf * t * (double)m->top_k;
     const double local = n / ep, per_expert = copies / local;

@@ -20,12 +20,18 @@ uint64_t moe_local_expert_params(const ModelParams *p, uint64_t ep)
     return ep > 1 ? p->experts_total / ep : p->experts_total;
 }
 
+double moe_load_factor(const RunSetup *setup)
+{
+    const double cf = moe_capacity_factor(setup);
+    return setup->moe_imbalance > cf ? setup->moe_imbalance : cf;
+}
+
 double moe_routed_tokens(const ModelParams *p, const RunSetup *setup)
 {
     if (p->n_experts == 0)
         return 0.0;
     const double tokens = (double)setup->micro_batch * (double)setup->seq_len;
-    return moe_capacity_factor(setup) * tokens * (double)p->top_k;
+    return moe_load_factor(setup) * tokens * (double)p->top_k;
 }
 
 double moe_all_to_all_buffer_bytes(const ModelConfig *cfg, const ModelParams *p,

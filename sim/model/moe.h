@@ -15,8 +15,9 @@
  * sharded_moe.py MOELayer.forward: _AllToAll of the dispatched tensor, experts, _AllToAll
  * back), each a tensor of n_experts x capacity x h, capacity = capacity_factor x tokens x
  * top_k / n_experts (top1gating/topkgating); backward runs both again on the gradients.
- * Tokens are spread evenly over the experts (the balanced case, which the load-balancing
- * loss aims at). Pure arithmetic.
+ * Tokens are spread evenly over the experts by default (the balanced case, which the
+ * load-balancing loss aims at); --moe-imbalance gives the busiest expert a larger share.
+ * Pure arithmetic.
  */
 #ifndef ZEROSIM_MODEL_MOE_H
 #define ZEROSIM_MODEL_MOE_H
@@ -30,11 +31,17 @@ uint64_t moe_ep_size(const ModelParams *p, const RunSetup *setup);
 /* The capacity factor in effect (1.0 when unset). */
 double moe_capacity_factor(const RunSetup *setup);
 
+/* The busiest expert's tokens, in balanced shares: the capacity factor (DeepSpeed pads every
+ * expert's buffer to its capacity and computes on all of it), or the imbalance of a dropless
+ * router (its busiest expert gets that many times its share) when larger. Every rank waits
+ * for the busiest at each all-to-all, so the step runs at its pace. */
+double moe_load_factor(const RunSetup *setup);
+
 /* Expert parameters one rank holds unsharded: experts_total / ep. */
 uint64_t moe_local_expert_params(const ModelParams *p, uint64_t ep);
 
-/* Token copies one rank's experts process in one MoE layer of one micro-batch:
- * capacity_factor x tokens x top_k (balanced routing: every rank receives what it sends). */
+/* Token copies the busiest rank's experts process in one MoE layer of one micro-batch:
+ * moe_load_factor x tokens x top_k (balanced: every rank receives what it sends). */
 double moe_routed_tokens(const ModelParams *p, const RunSetup *setup);
 
 /* Bytes of one all-to-all buffer per rank (one MoE layer, one direction, one micro-batch):

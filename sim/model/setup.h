@@ -36,6 +36,8 @@ typedef struct RunSetup {
                                (DeepSpeed-MoE's ep_size; --ep-size); 0 or 1: none */
     double capacity_factor; /* expert buffers hold capacity_factor x the balanced share of
                                routed tokens (DeepSpeed-MoE's capacity_factor); 0: 1.0 */
+    double moe_imbalance;   /* dropless routing whose busiest expert gets this many times its
+                               balanced share (--moe-imbalance); 0 or 1: balanced */
 } RunSetup;
 
 /* "none", "selective", "full" or "every:N" into buf; returns buf. */

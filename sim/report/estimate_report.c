@@ -52,13 +52,14 @@ void estimate_report_text(FILE *out, const EstimateReport *r)
         fprintf(out,
                 "experts      %llu routed per token of %llu in %llu MoE layers%s; %.3f B "
                 "active; expert parallel %llu (%llu experts per GPU, expert data parallel "
-                "%llu); capacity factor %.2f\n",
+                "%llu); capacity factor %.2f; busiest expert %.2f x its share\n",
                 (unsigned long long)e->params.top_k, (unsigned long long)e->params.n_experts,
                 (unsigned long long)e->params.n_moe_layers,
                 m->moe.shared_ffn > 0 ? ", with shared experts" : "",
                 (double)e->params.active / 1e9, (unsigned long long)ep,
                 (unsigned long long)(e->params.n_experts / ep),
-                (unsigned long long)(s->n_gpus / ep), moe_capacity_factor(s));
+                (unsigned long long)(s->n_gpus / ep), moe_capacity_factor(s),
+                moe_load_factor(s));
     }
     fprintf(out, "cluster      %llu x %s (%llu node%s x %llu), %.0f GiB HBM each\n",
             (unsigned long long)platform_n_gpus(p), p->gpu.model, (unsigned long long)p->n_nodes,
