@@ -340,18 +340,44 @@ static void test_unsupported_families_refused(void **state)
                        "config.json: model_type: expected a decoder-only family zerosim models, "
                        "got \"llava\" (vision-language LLaVA (a vision tower beside "
                        "text_config), not supported)");
-    assert_parse_fails("{\"model_type\": \"mixtral\", \"hidden_size\": 4096}",
+    assert_parse_fails("{\"model_type\": \"dbrx\", \"d_model\": 4096}",
                        "config.json: model_type: expected a decoder-only family zerosim models, "
-                       "got \"mixtral\" (mixture-of-experts Mixtral, not supported)");
+                       "got \"dbrx\" (mixture-of-experts DBRX, not supported)");
+    /* an expert count on a dense family would be counted as one dense MLP: refused */
+    assert_parse_fails("{\"model_type\": \"llama\", \"hidden_size\": 64, "
+                       "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                       "\"intermediate_size\": 128, \"num_local_experts\": 8}",
+                       "config.json: num_local_experts: expected no mixture-of-experts key in a "
+                       "Llama config (its modeling file builds one dense MLP per layer), got "
+                       "\"num_local_experts\" (give the MoE family's model_type: mixtral, "
+                       "qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3)");
+    /* a router zerosim does not model changes the architecture: refused naming the key */
+    assert_parse_fails("{\"model_type\": \"deepseek_v3\", \"hidden_size\": 64, "
+                       "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                       "\"intermediate_size\": 128, \"moe_intermediate_size\": 32, "
+                       "\"n_routed_experts\": 8, \"num_experts_per_tok\": 2, "
+                       "\"kv_lora_rank\": 16, \"qk_nope_head_dim\": 16, "
+                       "\"qk_rope_head_dim\": 8, \"v_head_dim\": 16, "
+                       "\"topk_method\": \"hash\"}",
+                       "config.json: topk_method: expected one of greedy, group_limited_greedy, "
+                       "noaux_tc, got \"hash\" (a router zerosim does not model)");
+    assert_parse_fails("{\"model_type\": \"mixtral\", \"hidden_size\": 64, "
+                       "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                       "\"intermediate_size\": 128, \"num_local_experts\": 4, "
+                       "\"num_experts_per_tok\": 5}",
+                       "config.json: num_experts_per_tok: expected an integer in [1, 4] (the "
+                       "experts), got 5");
     assert_parse_fails("{\"model_type\": \"megatron_gpt\", \"n_embd\": 1024}",
                        "config.json: model_type: expected a family zerosim models (gpt2 "
                        "gpt_bigcode gptj gpt_neox opt bloom falcon llama mistral qwen2 qwen3 "
-                       "gemma gemma2 gemma3_text phi phi3 olmo olmo2 olmo3 starcoder2 mpt), got "
+                       "gemma gemma2 gemma3_text phi phi3 olmo olmo2 olmo3 starcoder2 mpt mixtral "
+                       "qwen2_moe qwen3_moe deepseek_v2 deepseek_v3 kimi_k2), got "
                        "\"megatron_gpt\" (not supported)");
     assert_parse_fails("{\"architectures\": [\"T5ForConditionalGeneration\"], \"d_model\": 512}",
                        "config.json: architectures: expected a family zerosim models (gpt2 "
                        "gpt_bigcode gptj gpt_neox opt bloom falcon llama mistral qwen2 qwen3 "
-                       "gemma gemma2 gemma3_text phi phi3 olmo olmo2 olmo3 starcoder2 mpt), got "
+                       "gemma gemma2 gemma3_text phi phi3 olmo olmo2 olmo3 starcoder2 mpt mixtral "
+                       "qwen2_moe qwen3_moe deepseek_v2 deepseek_v3 kimi_k2), got "
                        "\"T5ForConditionalGeneration\" (not supported)");
 }
 

@@ -341,8 +341,9 @@ static const RealConfig real_configs[] = {
     {"llama-2-7b-hf.dafnet.json", LLAMA2_7B, NULL, 0, false},
     {"llama-7b.llamatrain.json", LLAMA2_7B, NULL, 0, false}, /* Llama-1 7B: the same shape */
     {"Hunyuan-MT-7B.nanoquant.json", 0, "got \"hunyuan_v1_dense\" (not supported)", 0, false},
-    {"Qwen3-Coder-30B-A3B-Instruct.ellm.json", 0,
-     "got \"qwen3_moe\" (mixture-of-experts Qwen3-MoE, not supported)", 0, false},
+    /* a 2-layer, 3200-token shrink of Qwen3-Coder-30B-A3B: 2 x 623,120,640 + 2 x 3200 x 2048
+     * + 2048, by hand (no published count) */
+    {"Qwen3-Coder-30B-A3B-Instruct.ellm.json", 1259350528ull, NULL, 0, true},
     {"all-MiniLM-L6-v2.crag-meta.json", 0, "got \"bert\" (encoder-only BERT, not supported)", 0, false},
     {"bge-reranker-v2-m3.crag-meta.json", 0,
      "got \"xlm-roberta\" (encoder-only XLM-RoBERTa, not supported)", 0, false},
@@ -391,6 +392,86 @@ static void test_params_real_configs_exact(void **state)
     assert_true(n_verified >= 30);
 }
 
+/* The MoE presets, total and active, against hand counts from the modeling files' modules
+ * (docs/MODEL.md, "Mixtures of experts") and the published figures (within 0.1% where they
+ * are exact, the rounding where they are headlines). */
+typedef struct MoeCount {
+    const char *preset;
+    uint64_t total, active;   /* by hand */
+    double published_total, total_rounding, published_active;
+} MoeCount;
+
+static const MoeCount moe_counts[] = {
+    /* 32 x (attn 41,943,040 + norms 8,192 + router 32,768 + 8 experts x 176,160,768)
+     * + 2 x 32000 x 4096 + 4096; Mistral AI: 46.7B total, 12.9B active */
+    {"mixtral-8x7b", 46702792704ull, 12879925248ull, 46.7e9, 0.0, 12.9e9},
+    /* 48 x (attn 18,874,368 + q/k norms 256 + norms 4,096 + router 262,144 + 128 experts x
+     * 4,718,592) + 2 x 151936 x 2048 + 2048; Qwen: 30.5B total, 3.3B active */
+    {"qwen3-30b-a3b", 30532122624ull, 3353032704ull, 30.5e9, 0.05 / 30.5, 3.3e9},
+    /* 61 x MLA 187,121,664 + 3 dense MLPs x 396,361,728 + 58 x (256 experts x 44,040,192 +
+     * shared 44,040,192 + router 1,835,008 + bias 256) + 2 x 129280 x 7168 + 7168;
+     * DeepSeek-V3 report: 671B total, 37B activated */
+    {"deepseek-v3", 671026419200ull, 37552297472ull, 671e9, 0.0, 37e9},
+    /* 61 x MLA 101,138,432 + 1 dense MLP 396,361,728 + 60 x (384 x 44,040,192 + 44,040,192 +
+     * 2,752,512 + 384) + 2 x 163840 x 7168 + 7168 = the 1,026,470,731,056 elements of the
+     * moonshotai/Kimi-K2-Instruct safetensors less their 62,498,608 fp8 block scales and
+     * rotary inv_freq buffers; the model card's "1T total, 32B activated" are headlines */
+    {"kimi-k2", 1026408232448ull, 32861500928ull, 1026408232448.0, 0.0, 32e9},
+};
+
+static void test_params_moe_presets_total_and_active(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof moe_counts / sizeof moe_counts[0]; i++) {
+        const MoeCount *mc = &moe_counts[i];
+        ModelConfig cfg;
+        ModelParams p;
+        load(mc->preset, &cfg);
+        params_count(&cfg, &p);
+        if (p.total != mc->total || p.active != mc->active)
+            fprintf(stderr, "%s: total %llu active %llu\n", mc->preset,
+                    (unsigned long long)p.total, (unsigned long long)p.active);
+        assert_int_equal(p.total, mc->total);
+        assert_int_equal(p.active, mc->active);
+        /* within 0.1%, or within the rounding of a headline figure ("30.5B") */
+        double tol_total = mc->total_rounding > 0.001 ? mc->total_rounding : 0.001;
+        assert_true(fabs((double)p.total - mc->published_total) / mc->published_total <=
+                    tol_total);
+        /* active counts are published as headlines ("3.3B", "32B"), some beyond the rounding
+         * of their last digit (Qwen3 +1.6%, Kimi-K2 +2.7%, workloads/models/SOURCES.md): the
+         * oracle of the active count is the hand count above; the headline is only a shape
+         * check */
+        assert_true(fabs((double)p.active - mc->published_active) / mc->published_active <
+                    0.05);
+        model_config_fini(&cfg);
+    }
+}
+
+/* DeepSeek-V3 module by module: the MoE block and MLA are what the counts above add up. */
+static void test_params_deepseek_v3_modules(void **state)
+{
+    (void)state;
+    ModelConfig cfg;
+    ModelParams p;
+    load("deepseek-v3", &cfg);
+    params_count(&cfg, &p);
+    const uint64_t h = 7168;
+    assert_int_equal(p.n_moe_layers, 58);
+    assert_int_equal(p.expert, 3 * h * 2048);
+    assert_int_equal(p.moe_replicated, h * 256 + 256 + 3 * h * 2048);
+    assert_int_equal(p.dense_mlp, 3 * h * 18432);
+    /* q_a, q_a norm, q_b, kv_a, kv_a norm, kv_b, o_proj, two RMSNorms */
+    assert_int_equal(p.per_layer, h * 1536 + 1536 + 1536 * 128 * 192 + h * 576 + 512 +
+                                      512 * 128 * 256 + 128 * 128 * h + 2 * h);
+    assert_int_equal(p.experts_total, 58ull * 256 * 3 * h * 2048);
+    assert_false(model_config_is_moe_layer(&cfg, 2));
+    assert_true(model_config_is_moe_layer(&cfg, 3));
+    /* the router's score-correction bias (256) stays resident under ZeRO-3's threshold */
+    assert_int_equal(params_persistent(&p, 61, 100000) - params_persistent(&p, 0, 100000),
+                     61 * (1536 + 512 + 2 * h) + 58 * 256);
+    model_config_fini(&cfg);
+}
+
 /* Every file of the corpus is in the table above. */
 static void test_params_real_configs_all_listed(void **state)
 {
@@ -424,6 +505,8 @@ int main(void)
         cmocka_unit_test(test_params_count_each_family),
         cmocka_unit_test(test_params_count_bigcode_by_hand),
         cmocka_unit_test(test_params_real_configs_exact),
+        cmocka_unit_test(test_params_moe_presets_total_and_active),
+        cmocka_unit_test(test_params_deepseek_v3_modules),
         cmocka_unit_test(test_params_real_configs_all_listed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

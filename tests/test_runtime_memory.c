@@ -77,6 +77,25 @@ static void test_runtime_memory_hybrid_and_single_gpu(void **state)
     assert_int_equal(rt.outside_bytes + rt.cublas_workspace_bytes, 0);
 }
 
+/* Expert parallelism: the EP group and the expert-data-parallel group are two communicators
+ * more (16 GPUs, ep 8: 3 x 16 channels x 9,633,792 B); ep = N leaves no expert-DP group. */
+static void test_runtime_memory_expert_parallel_groups(void **state)
+{
+    (void)state;
+    Platform p = platform_with_runtime();
+    ZeroConfig z;
+    memset(&z, 0, sizeof z);
+    z.stage = 3;
+    RuntimeMemory rt;
+    runtime_memory_ep(&p, &z, 16, 8, &rt);
+    assert_int_equal(rt.n_communicators, 3);
+    assert_int_equal(rt.nccl_bytes, 3ull * 16 * 9633792);
+    runtime_memory_ep(&p, &z, 16, 16, &rt);
+    assert_int_equal(rt.n_communicators, 2);
+    runtime_memory_ep(&p, &z, 16, 1, &rt);
+    assert_int_equal(rt.n_communicators, 1);
+}
+
 static void test_runtime_memory_platform_section(void **state)
 {
     (void)state;
@@ -109,6 +128,7 @@ int main(void)
         cmocka_unit_test(test_runtime_memory_world_group),
         cmocka_unit_test(test_runtime_memory_hybrid_and_single_gpu),
         cmocka_unit_test(test_runtime_memory_platform_section),
+        cmocka_unit_test(test_runtime_memory_expert_parallel_groups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -98,7 +98,7 @@ static void simulate(Probe *probe, const char *config_text, uint64_t gpus, bool 
 }
 
 #define PER_RUN (1 + COLL_N_KINDS + 4) /* values simulate() records */
-enum { V_STATES, V_AR, V_AG, V_RS, V_BC, V_TIME, V_PSI, V_PEAK, V_WORKSPACE };
+enum { V_STATES, V_AR, V_AG, V_RS, V_BC, V_A2A, V_TIME, V_PSI, V_PEAK, V_WORKSPACE };
 
 static const char *const idealised[] = {
     "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
@@ -636,6 +636,92 @@ static void test_zero_schedule_grad_buckets_count_deepspeed_calls(void **state)
     graph_destroy(g);
 }
 
+/* A mixture of experts with expert parallelism, as a graph (no SimGrid): the tiny Mixtral of
+ * test_moe.c (2 MoE layers, 8 experts, 440,128 parameters of which 393,216 experts) on 8
+ * GPUs with ep 4, ZeRO-2, one bucket. Per MoE layer every rank joins a dispatch and a combine
+ * all-to-all in forward and both again in backward (8 in all), each over its expert-parallel
+ * group of 4; the expert gradients (its 2 layers x 2 local experts x 24,576, bf16) are
+ * reduced only over the expert-data-parallel group of 8 / 4 = 2, the other 46,912 parameters'
+ * gradients over all 8. */
+static void test_zero_schedule_moe_graph(void **state)
+{
+    (void)state;
+    static const char *const moe_text =
+        "{\"model_type\": \"mixtral\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+        "\"num_attention_heads\": 4, \"num_key_value_heads\": 4, \"intermediate_size\": 128, "
+        "\"num_local_experts\": 8, \"num_experts_per_tok\": 2, \"vocab_size\": 100, "
+        "\"max_position_embeddings\": 64}";
+    static const char *const ds =
+        "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+        " \"zero_optimization\": {\"stage\": 2, \"reduce_bucket_size\": 1e15,"
+        " \"use_multi_rank_bucket_allreduce\": false}}";
+    ModelConfig model;
+    TrainConfig train;
+    Platform p;
+    Err err = {0};
+    assert_int_equal(model_config_parse(&model, "tiny.json", moe_text, strlen(moe_text), &err), 0);
+    assert_int_equal(ds_config_parse(&train, "ds.json", ds, strlen(ds), &err), 0);
+    assert_int_equal(platform_load(&p, "dgx-a100-80g", ZEROSIM_SOURCE_DIR, &err), 0);
+    assert_int_equal(platform_resize(&p, 8, 0, &err), 0);
+    RunSetup setup = {.seq_len = 16, .micro_batch = 1, .grad_accum = 1, .global_batch = 8,
+                      .n_gpus = 8, .recompute = RECOMPUTE_NONE, .is_flash_attention = true,
+                      .act_bytes = 2, .ep_size = 4, .capacity_factor = 1.0};
+    ScheduleOptions opts = {.variant = SCHEDULE_DEEPSPEED, .n_steps = 1};
+    Graph *g = zero_schedule_build(&model, &train, &p, &setup, &opts, &err);
+    if (g == NULL)
+        fprintf(stderr, "%s\n", err.msg);
+    assert_non_null(g);
+    const Collective *c = graph_collectives(g);
+    uint32_t n_a2a = 0;
+    double expert_grads = 0.0, other_grads = 0.0;
+    for (uint32_t i = 0; i < graph_n_collectives(g); i++) {
+        uint32_t n;
+        const uint32_t *members = graph_group(g, c[i].group, &n);
+        if (c[i].kind == COLL_ALL_TO_ALL) {
+            assert_int_equal(n, 4);
+            assert_int_equal(members[1] - members[0], 1); /* consecutive ranks */
+            assert_true(fabs(c[i].bytes - 16.0 * 2 * 64 * 2) < 1e-9); /* routed copies x h */
+            n_a2a += members[0] == 0;
+        } else if (c[i].kind == COLL_REDUCE_SCATTER && n == 2) {
+            assert_int_equal(members[1] - members[0], 4); /* the same experts, stride ep */
+            expert_grads += members[0] == 0 ? c[i].bytes : 0.0;
+        } else if (c[i].kind == COLL_REDUCE_SCATTER) {
+            assert_int_equal(n, 8);
+            other_grads += c[i].bytes;
+        }
+    }
+    assert_int_equal(n_a2a, 8);
+    assert_true(fabs(expert_grads - 2.0 * 2 * 24576 * 2) < 1e-9);
+    assert_true(fabs(other_grads - 46912.0 * 2) < 1e-9);
+    graph_destroy(g);
+    ds_config_fini(&train);
+
+    /* ZeRO-3: each MoE layer's 2 local experts (98,304 bf16 bytes) are gathered inside the
+     * expert-data-parallel group, one fetch per expert projection (2 x 3 NCCL calls), before
+     * the layer's forward and again before its backward */
+    static const char *const ds3 =
+        "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+        " \"zero_optimization\": {\"stage\": 3, \"stage3_param_persistence_threshold\": 0}}";
+    assert_int_equal(ds_config_parse(&train, "ds.json", ds3, strlen(ds3), &err), 0);
+    g = zero_schedule_build(&model, &train, &p, &setup, &opts, &err);
+    assert_non_null(g);
+    c = graph_collectives(g);
+    uint32_t n_expert_gathers = 0;
+    for (uint32_t i = 0; i < graph_n_collectives(g); i++) {
+        uint32_t n;
+        const uint32_t *members = graph_group(g, c[i].group, &n);
+        if (c[i].kind != COLL_ALL_GATHER || n != 2 || members[0] != 0)
+            continue;
+        assert_int_equal(c[i].n_calls, 6);
+        assert_true(fabs(c[i].bytes - 2.0 * 24576 * 2) < 1e-9);
+        n_expert_gathers++;
+    }
+    assert_int_equal(n_expert_gathers, 4); /* 2 layers x (forward, backward) */
+    graph_destroy(g);
+    model_config_fini(&model);
+    ds_config_fini(&train);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -652,6 +738,7 @@ int main(void)
         cmocka_unit_test(test_zero_schedule_zero3_gathers_per_submodule),
         cmocka_unit_test(test_zero_schedule_zero3_first_step_and_old_releases),
         cmocka_unit_test(test_zero_schedule_grad_buckets_count_deepspeed_calls),
+        cmocka_unit_test(test_zero_schedule_moe_graph),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

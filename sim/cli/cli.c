@@ -259,6 +259,36 @@ void cli_warn_not_modelled(const char *file, const StrList *keys, const StrList 
     warn_list(file, "unknown keys, ignored", unknown);
 }
 
+static int parse_factor(const char *command, const char *option, const char *text, double max,
+                        double *out)
+{
+    char *end = NULL;
+    double f = strtod(text, &end);
+    if (end == text || *end != '\0' || !(f >= 1.0 && f <= max))
+        return cli_usage_error(command, "%s: expected a number in [1, %g], got \"%s\"", option,
+                               max, text);
+    *out = f;
+    return 0;
+}
+
+int cli_moe_options(const char *command, const char *ep_size, const char *capacity_factor,
+                    const char *imbalance, EstimateOptions *out)
+{
+    if (imbalance != NULL &&
+        parse_factor(command, "--moe-imbalance", imbalance, 64.0, &out->moe_imbalance))
+        return EXIT_BAD_USAGE;
+    if (cli_count(command, "--ep-size", ep_size, &out->ep_size))
+        return EXIT_BAD_USAGE;
+    if (ep_size != NULL && (out->ep_size < 1 || out->ep_size > (1u << 16)))
+        return cli_usage_error(command, "--ep-size: expected an integer in [1, 65536], got \"%s\"",
+                               ep_size);
+    if (capacity_factor != NULL &&
+        parse_factor(command, "--moe-capacity-factor", capacity_factor, 16.0,
+                     &out->capacity_factor))
+        return EXIT_BAD_USAGE;
+    return 0;
+}
+
 int cli_require(const char *command, const CliOption *options, int first, int last)
 {
     for (int k = first; k <= last; k++)

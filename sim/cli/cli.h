@@ -69,9 +69,27 @@ int cli_parse(const char *command, const char *help, int argc, char **argv, int 
     "                   v1 the first FlashAttention at half its throughput, off the unfused\n"   \
     "                   softmax over scores in HBM (default: on)\n"
 
+#define CLI_HELP_MOE                                                                               \
+    "  --ep-size E      expert parallelism for a mixture of experts (DeepSpeed-MoE's ep_size):\n"  \
+    "                   groups of E consecutive GPUs split each MoE layer's experts, tokens\n"    \
+    "                   travel by all-to-all within them, expert gradients and ZeRO shards\n"     \
+    "                   stay in the N/E GPUs holding the same experts (default 1)\n"              \
+    "  --moe-capacity-factor F\n"                                                               \
+    "                   expert buffers hold F x the balanced share of routed tokens, in\n"       \
+    "                   [1, 16] (DeepSpeed-MoE's capacity_factor; default 1.0)\n"         \
+    "  --moe-imbalance F\n"                                                                     \
+    "                   dropless routing whose busiest expert gets F x its balanced share of\n" \
+    "                   tokens, in [1, 64]; every GPU waits for it at each all-to-all (default\n" \
+    "                   1: balanced, the case the load-balancing loss aims at)\n"
+
 #define CLI_HELP_HEADROOM                                                                          \
     "  --headroom F     share of GPU memory the fits/out-of-memory verdict keeps free, in\n"     \
     "                   [0, 0.5] (default 0.05)\n"
+
+/* --ep-size, --moe-capacity-factor and --moe-imbalance (each NULL when absent) into out. 0, or EXIT_BAD_USAGE
+ * with the message printed. */
+int cli_moe_options(const char *command, const char *ep_size, const char *capacity_factor,
+                    const char *imbalance, EstimateOptions *out);
 
 /* --headroom (NULL when absent: the default, recorded in `defaults` when not NULL) into
  * *out_fraction. 0, or EXIT_BAD_USAGE with the message printed. */

@@ -27,7 +27,10 @@ static const char *const help =
     "Ranks the ways to train a model on a cluster: DDP, ZeRO-1, -2, -3, ZeRO-2 and ZeRO-3\n"
     "with the optimizer offloaded to the CPU, ZeRO-3 with optimizer and parameters on the\n"
     "CPU, and ZeRO-3 with both on NVMe (ZeRO-Infinity), each with and without full activation\n"
-    "checkpointing, at the largest micro-batch that fits. Those that fit are simulated;\n"
+    "checkpointing, at the largest micro-batch that fits; for a mixture of experts each\n"
+    "also without expert parallelism, with a node's GPUs splitting the experts (the\n"
+    "all-to-all on NVLink) and with the widest split (fewest experts per GPU, the\n"
+    "all-to-all over the NICs). Those that fit are simulated;\n"
     "the table gives fits or not (and what runs out, by how much), step time, TFLOP/s per\n"
     "GPU, memory per GPU, bytes each rank sends and the bottleneck, and a paragraph explains\n"
     "the recommendation in the terms of the ZeRO selection guide.\n"
@@ -87,6 +90,11 @@ static int write_config(const char *path, const Candidate *best, const char *pre
     if (best->is_checkpointed)
         fprintf(note, "; also enable full activation checkpointing in the model "
                       "(--activation-checkpointing full), which ds_config does not express");
+    if (best->ep_size > 1)
+        fprintf(note, "; and give the MoE layers ep_size %llu (DeepSpeed-MoE's "
+                      "deepspeed.moe.layer.MoE(ep_size=...), --ep-size %llu here), which "
+                      "ds_config does not express",
+                (unsigned long long)best->ep_size, (unsigned long long)best->ep_size);
     fputc('\n', note);
     return 0;
 }

@@ -23,7 +23,7 @@ static const char *const help =
     "ZeRO stage, activations, buffers) against HBM, host and NVMe needs per node,\n"
     "DeepSpeed's own estimator beside it, bytes each rank sends per step, FLOPs per step.\n"
     "\n"
-    "required:\n" CLI_HELP_INPUTS "options:\n" CLI_HELP_SETUP CLI_HELP_HEADROOM
+    "required:\n" CLI_HELP_INPUTS "options:\n" CLI_HELP_SETUP CLI_HELP_MOE CLI_HELP_HEADROOM
     "  --json FILE|-    also write the JSON report to FILE; '-' writes only JSON to stdout\n"
     "  -h, --help       this text\n"
     "\n"
@@ -43,6 +43,9 @@ enum {
     OPT_HEADROOM,
     OPT_MICRO_BATCH, /* CLI_TRAIN_OPTIONS, in their order */
     OPT_PRECISION = OPT_MICRO_BATCH + CLI_N_TRAIN_OPTIONS - 1,
+    OPT_EP_SIZE,
+    OPT_CAPACITY,
+    OPT_IMBALANCE,
     N_OPTS
 };
 
@@ -70,6 +73,9 @@ int cmd_estimate(int argc, char **argv)
         [OPT_JSON] = {"--json", true, NULL},
         [OPT_HEADROOM] = {"--headroom", true, NULL},
         [OPT_MICRO_BATCH] = CLI_TRAIN_OPTIONS,
+        [OPT_EP_SIZE] = {"--ep-size", true, NULL},
+        [OPT_CAPACITY] = {"--moe-capacity-factor", true, NULL},
+        [OPT_IMBALANCE] = {"--moe-imbalance", true, NULL},
     };
     const char *cmd = "estimate";
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
@@ -85,7 +91,9 @@ int cmd_estimate(int argc, char **argv)
         cli_count(cmd, "--nodes", o[OPT_NODES].value, &nodes) ||
         cli_setup_options(cmd, seq, recompute, flash, &opts) ||
         cli_cross_entropy(cmd, cli_value(o, N_OPTS, "--cross-entropy"), &opts) ||
-        cli_headroom(cmd, o[OPT_HEADROOM].value, &opts.headroom_fraction, NULL))
+        cli_headroom(cmd, o[OPT_HEADROOM].value, &opts.headroom_fraction, NULL) ||
+        cli_moe_options(cmd, o[OPT_EP_SIZE].value, o[OPT_CAPACITY].value,
+                        o[OPT_IMBALANCE].value, &opts))
         return EXIT_BAD_USAGE;
     TrainOverrides overrides;
     if (cli_train_overrides(cmd, o, N_OPTS, &overrides))

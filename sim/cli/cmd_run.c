@@ -44,7 +44,7 @@ static const char *const help =
     "sum fits HBM less the headroom, and\n"
     "the bytes each rank sends per collective and per link class.\n"
     "\n"
-    "required:\n" CLI_HELP_INPUTS "options:\n" CLI_HELP_SETUP CLI_HELP_HEADROOM
+    "required:\n" CLI_HELP_INPUTS "options:\n" CLI_HELP_SETUP CLI_HELP_MOE CLI_HELP_HEADROOM
     "  --steps K        optimizer steps to simulate back to back (default 1)\n"
     "  --delayed-param-update\n"
     "                   ZeRO-Offload's one-step delayed parameter update: the CPU\n"
@@ -110,6 +110,9 @@ enum {
     OPT_EXPANDABLE,
     OPT_MICRO_BATCH, /* CLI_TRAIN_OPTIONS, in their order */
     OPT_PRECISION = OPT_MICRO_BATCH + CLI_N_TRAIN_OPTIONS - 1,
+    OPT_EP_SIZE,
+    OPT_CAPACITY,
+    OPT_IMBALANCE,
     OPT_COMM_MODEL,
     OPT_DS_VERSION,
     N_OPTS
@@ -171,6 +174,9 @@ static int parse_args(int argc, char **argv, RunArgs *a)
         [OPT_HEADROOM] = {"--headroom", true, NULL},
         [OPT_EXPANDABLE] = {"--expandable-segments", false, NULL},
         [OPT_MICRO_BATCH] = CLI_TRAIN_OPTIONS,
+        [OPT_EP_SIZE] = {"--ep-size", true, NULL},
+        [OPT_CAPACITY] = {"--moe-capacity-factor", true, NULL},
+        [OPT_IMBALANCE] = {"--moe-imbalance", true, NULL},
         [OPT_COMM_MODEL] = {"--comm-model", true, NULL},
         [OPT_DS_VERSION] = {"--deepspeed-version", true, NULL},
     };
@@ -191,6 +197,8 @@ static int parse_args(int argc, char **argv, RunArgs *a)
                           &a->est_opts) ||
         cli_cross_entropy(cmd, cli_value(o, N_OPTS, "--cross-entropy"), &a->est_opts) ||
         cli_headroom(cmd, o[OPT_HEADROOM].value, &a->est_opts.headroom_fraction, NULL) ||
+        cli_moe_options(cmd, o[OPT_EP_SIZE].value, o[OPT_CAPACITY].value,
+                        o[OPT_IMBALANCE].value, &a->est_opts) ||
         cli_train_overrides(cmd, o, N_OPTS, &a->overrides))
         return EXIT_BAD_USAGE;
     if (a->steps > 1000)

@@ -17,7 +17,7 @@ static const char *const fsdp_names[] = {"none",     "FULL_SHARD",   "SHARD_GRAD
                                          "NO_SHARD", "HYBRID_SHARD", NULL};
 static const char *const recompute_names[] = {"none", "selective", "full", "selective-op", NULL};
 static const char *const collective_names[] = {"all_reduce", "all_gather", "reduce_scatter",
-                                               "broadcast", NULL};
+                                               "broadcast", "all_to_all", NULL};
 static const char *const on_off_names[] = {"on", "off", NULL};
 static const char *const comm_model_names[] = {"nccl", "ideal", NULL};
 static const char *const flash_names[] = {"on", "v2", "v1", "off", NULL};

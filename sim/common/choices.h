@@ -28,7 +28,7 @@ extern const Choices choices_mode;       /* auto full symmetric (SimMode) */
 extern const Choices choices_schedule;   /* deepspeed textbook (ScheduleVariant) */
 extern const Choices choices_fsdp;       /* none FULL_SHARD ... (FsdpStrategy) */
 extern const Choices choices_recompute;  /* none selective full (Recompute; every:N aside) */
-extern const Choices choices_collective; /* all_reduce ... broadcast (CollectiveKind) */
+extern const Choices choices_collective; /* all_reduce ... broadcast, all_to_all (CollectiveKind) */
 extern const Choices choices_on_off;     /* on off (true is 0: "on") */
 extern const Choices choices_comm_model; /* nccl ideal (CommModel) */
 extern const Choices choices_flash;      /* on v2 v1 off (--flash-attention; on is v2) */

@@ -4,6 +4,8 @@
  */
 #include "collective.h"
 
+#include "all_to_all.h"
+
 #include "../common/choices.h"
 
 _Static_assert(COMM_MODEL_NCCL == 0 && COMM_MODEL_IDEAL == 1,
@@ -177,6 +179,10 @@ void collective_plan(const Platform *p, CollectiveKind kind, CollAlgo algo, bool
 {
     const uint32_t g = (uint32_t)p->gpus_per_node;
     out->n_phases = 0;
+    if (kind == COLL_ALL_TO_ALL) { /* pairwise, whatever the algorithm (all_to_all.h) */
+        all_to_all_plan(p, members, n, n_logical, index, bytes, out);
+        return;
+    }
     if (n_logical < n)
         n_logical = n;
     if (algo == COLL_ALGO_TREE && is_node_aligned && kind == COLL_ALL_REDUCE)
@@ -207,7 +213,8 @@ double collective_busbw_factor(CollectiveKind kind, uint32_t n)
     switch (kind) {
     case COLL_ALL_REDUCE: return 2.0 * share;
     case COLL_ALL_GATHER:
-    case COLL_REDUCE_SCATTER: return share;
+    case COLL_REDUCE_SCATTER:
+    case COLL_ALL_TO_ALL: return share;
     default: return 1.0;
     }
 }

@@ -270,6 +270,16 @@ static void resolve_collective(Run *run, uint32_t c, uint32_t n, uint32_t n_node
     }
     NcclComm comm;
     nccl_model_comm(p, n_ranks, logical_nodes, &comm);
+    if (kind == COLL_ALL_TO_ALL) { /* pairwise flows; NCCL's ring latency (all_to_all.h) */
+        NcclChoice ring;
+        nccl_model_time_s(&comm, NCCL_FUNC_ALL_GATHER, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE,
+                          coll->bytes / info->n_calls, &ring);
+        run->algo[c] = COLL_ALGO_RING;
+        info->algo = "pairwise";
+        info->proto = nccl_model_proto_name(NCCL_PROTO_SIMPLE);
+        info->latency_s = info->n_calls * ring.latency_s;
+        return;
+    }
     /* CollectiveKind and NcclFunc list the same collectives in the same order. */
     const NcclFunc func = (NcclFunc)kind;
     bool force = run->opts.algo == COLL_ALGO_RING || run->opts.algo == COLL_ALGO_TREE ||

@@ -128,6 +128,7 @@ static int read_phi3(Reader *r);
 static int read_olmo(Reader *r);
 static int read_starcoder2(Reader *r);
 static int read_mpt(Reader *r);
+static int read_deepseek(Reader *r);
 
 static const struct {
     const char *model_type;
@@ -158,6 +159,12 @@ static const struct {
     {"olmo3", MODEL_FAMILY_OLMO2, "Olmo3Config", read_olmo},
     {"starcoder2", MODEL_FAMILY_STARCODER2, "Starcoder2Config", read_starcoder2},
     {"mpt", MODEL_FAMILY_MPT, "MptConfig", read_mpt},
+    {"mixtral", MODEL_FAMILY_MIXTRAL, "MixtralConfig", read_llama},
+    {"qwen2_moe", MODEL_FAMILY_QWEN2_MOE, "Qwen2MoeConfig", read_llama},
+    {"qwen3_moe", MODEL_FAMILY_QWEN3_MOE, "Qwen3MoeConfig", read_llama},
+    {"deepseek_v2", MODEL_FAMILY_DEEPSEEK, "DeepseekV2Config", read_deepseek},
+    {"deepseek_v3", MODEL_FAMILY_DEEPSEEK, "DeepseekV3Config", read_deepseek},
+    {"kimi_k2", MODEL_FAMILY_DEEPSEEK, "DeepseekV3Config", read_deepseek},
 };
 
 /* The model class names save_pretrained writes into architectures. */
@@ -176,6 +183,9 @@ static const struct {
     {"Phi3ForCausalLM", "phi3"},         {"OlmoForCausalLM", "olmo"},
     {"Olmo2ForCausalLM", "olmo2"},       {"Olmo3ForCausalLM", "olmo3"},
     {"Starcoder2ForCausalLM", "starcoder2"}, {"MPTForCausalLM", "mpt"},
+    {"MixtralForCausalLM", "mixtral"},   {"Qwen2MoeForCausalLM", "qwen2_moe"},
+    {"Qwen3MoeForCausalLM", "qwen3_moe"}, {"DeepseekV2ForCausalLM", "deepseek_v2"},
+    {"DeepseekV3ForCausalLM", "deepseek_v3"},
 };
 
 /* Families zerosim knows it cannot model, and why. */
@@ -217,11 +227,6 @@ static const struct {
                "config is supported)"},
     {"blip-2", "vision-language BLIP-2"},
     {"llama4", "vision-language mixture-of-experts Llama 4"},
-    {"mixtral", "mixture-of-experts Mixtral"},
-    {"qwen2_moe", "mixture-of-experts Qwen2-MoE"},
-    {"qwen3_moe", "mixture-of-experts Qwen3-MoE"},
-    {"deepseek_v2", "mixture-of-experts DeepSeek-V2"},
-    {"deepseek_v3", "mixture-of-experts DeepSeek-V3"},
     {"dbrx", "mixture-of-experts DBRX"},
     {"olmoe", "mixture-of-experts OLMoE"},
     {"granitemoe", "mixture-of-experts GraniteMoE"},
@@ -245,8 +250,88 @@ static const char *const family_names[] = {
     [MODEL_FAMILY_GEMMA3] = "Gemma 3",   [MODEL_FAMILY_PHI] = "Phi",
     [MODEL_FAMILY_PHI3] = "Phi-3",       [MODEL_FAMILY_OLMO] = "OLMo",
     [MODEL_FAMILY_OLMO2] = "OLMo 2",     [MODEL_FAMILY_STARCODER2] = "StarCoder2",
-    [MODEL_FAMILY_MPT] = "MPT",
+    [MODEL_FAMILY_MPT] = "MPT",          [MODEL_FAMILY_MIXTRAL] = "Mixtral",
+    [MODEL_FAMILY_QWEN2_MOE] = "Qwen2-MoE", [MODEL_FAMILY_QWEN3_MOE] = "Qwen3-MoE",
+    [MODEL_FAMILY_DEEPSEEK] = "DeepSeek",
 };
+
+static bool is_moe_family(ModelFamily f)
+{
+    return f == MODEL_FAMILY_MIXTRAL || f == MODEL_FAMILY_QWEN2_MOE ||
+           f == MODEL_FAMILY_QWEN3_MOE || f == MODEL_FAMILY_DEEPSEEK;
+}
+
+bool model_config_is_moe_layer(const ModelConfig *cfg, uint64_t layer)
+{
+    const MoeShape *m = &cfg->moe;
+    if (m->n_experts == 0 || layer < m->first_layer || m->step == 0 ||
+        layer % m->step != m->phase)
+        return false;
+    for (uint32_t i = 0; i < m->n_dense_listed; i++)
+        if (m->dense_layers[i] == layer)
+            return false;
+    return true;
+}
+
+/* Counts the MoE layers once the rule is read. */
+static void count_moe_layers(ModelConfig *c)
+{
+    c->moe.n_moe_layers = 0;
+    for (uint64_t i = 0; i < c->n_layers; i++)
+        c->moe.n_moe_layers += model_config_is_moe_layer(c, i);
+}
+
+/* Qwen's MoE keys (configuration_qwen2_moe.py, configuration_qwen3_moe.py; modeling files'
+ * decoder layers): a layer is sparse when it is not in mlp_only_layers and
+ * (layer_idx + 1) % decoder_sparse_step == 0; experts of moe_intermediate_size; Qwen2-MoE
+ * adds a shared expert of shared_expert_intermediate_size behind a sigmoid gate (h x 1). */
+static int read_qwen_moe(Reader *r)
+{
+    ModelConfig *c = r->cfg;
+    MoeShape *m = &c->moe;
+    const bool is_v2 = c->family == MODEL_FAMILY_QWEN2_MOE;
+    uint64_t step = 1;
+    if (opt_u64(r, "num_experts", NULL, 1u << 16, is_v2 ? 60 : 128, NULL, &m->n_experts) ||
+        opt_u64(r, "num_experts_per_tok", NULL, 1u << 16, is_v2 ? 4 : 8, NULL, &m->top_k) ||
+        opt_u64(r, "moe_intermediate_size", NULL, MAX_WIDTH * 4ull, is_v2 ? 1408 : 768, NULL,
+                &m->expert_ffn) ||
+        opt_u64(r, "decoder_sparse_step", NULL, MAX_LAYERS, 1, NULL, &step))
+        return -1;
+    if (is_v2 && opt_u64(r, "shared_expert_intermediate_size", NULL, MAX_WIDTH * 4ull, 5632, NULL,
+                         &m->shared_ffn))
+        return -1;
+    m->has_shared_gate = is_v2;
+    m->first_layer = 0;
+    m->step = step;
+    m->phase = step - 1;
+    mark(r, "mlp_only_layers");
+    const cJSON *dense = value_of(r->root, "mlp_only_layers");
+    if (dense != NULL) {
+        char path[64];
+        const int n = cJSON_IsArray(dense) ? cJSON_GetArraySize(dense) : -1;
+        if (n < 0 || n > (int)(sizeof m->dense_layers / sizeof m->dense_layers[0]))
+            return err_set(r->err,
+                           "%s: %s: expected an array of at most %zu layer indices, got %s",
+                           r->at.file, jsonfile_key_path(r->at, "mlp_only_layers", path, sizeof path),
+                           sizeof m->dense_layers / sizeof m->dense_layers[0],
+                           n < 0 ? "a non-array" : "a longer array");
+        const cJSON *item;
+        cJSON_ArrayForEach(item, dense)
+        {
+            if (!cJSON_IsNumber(item) || item->valuedouble < 0 ||
+                item->valuedouble >= (double)c->n_layers ||
+                item->valuedouble != (double)(uint64_t)item->valuedouble)
+                return err_set(r->err, "%s: %s: expected layer indices in [0, %llu), got %g",
+                               r->at.file,
+                               jsonfile_key_path(r->at, "mlp_only_layers", path, sizeof path),
+                               (unsigned long long)c->n_layers,
+                               cJSON_IsNumber(item) ? item->valuedouble : -1.0);
+            m->dense_layers[m->n_dense_listed++] = (uint64_t)item->valuedouble;
+        }
+    }
+    count_moe_layers(c);
+    return 0;
+}
 
 const char *model_config_family_name(ModelFamily family)
 {
@@ -531,8 +616,12 @@ static int read_falcon(Reader *r)
 static int read_llama(Reader *r)
 {
     ModelConfig *c = r->cfg;
-    const bool is_qwen = c->family == MODEL_FAMILY_QWEN2 || c->family == MODEL_FAMILY_QWEN3;
-    const bool is_mistral = strcmp(c->model_type, "mistral") == 0;
+    const bool is_qwen_moe =
+        c->family == MODEL_FAMILY_QWEN2_MOE || c->family == MODEL_FAMILY_QWEN3_MOE;
+    const bool is_qwen = c->family == MODEL_FAMILY_QWEN2 || c->family == MODEL_FAMILY_QWEN3 ||
+                         is_qwen_moe;
+    const bool is_mixtral = c->family == MODEL_FAMILY_MIXTRAL;
+    const bool is_mistral = strcmp(c->model_type, "mistral") == 0 || is_mixtral;
     if (need_u64(r, "hidden_size", NULL, MAX_WIDTH, &c->hidden) ||
         need_u64(r, "num_hidden_layers", NULL, MAX_LAYERS, &c->n_layers) ||
         need_u64(r, "num_attention_heads", NULL, MAX_WIDTH, &c->n_heads) ||
@@ -551,11 +640,26 @@ static int read_llama(Reader *r)
         return -1;
     layout_default(c);
     c->is_gated_mlp = true;
-    c->has_qkv_bias = attn_bias || c->family == MODEL_FAMILY_QWEN2;
-    c->has_out_bias = attn_bias && c->family != MODEL_FAMILY_QWEN2;
+    c->has_qkv_bias = attn_bias || c->family == MODEL_FAMILY_QWEN2 ||
+                      c->family == MODEL_FAMILY_QWEN2_MOE;
+    c->has_out_bias =
+        attn_bias && c->family != MODEL_FAMILY_QWEN2 && c->family != MODEL_FAMILY_QWEN2_MOE;
     c->has_mlp_bias = mlp_bias;
-    if (c->family == MODEL_FAMILY_QWEN3)
+    if (c->family == MODEL_FAMILY_QWEN3 || c->family == MODEL_FAMILY_QWEN3_MOE)
         c->qk_norm = QK_NORM_PER_HEAD;
+    if (is_mixtral) {
+        /* MixtralSparseMoeBlock (modeling_mixtral.py): a router of h x n and n experts of
+         * intermediate_size (w1, w3, w2) in every layer */
+        MoeShape *m = &c->moe;
+        if (opt_u64(r, "num_local_experts", NULL, 1u << 16, 8, NULL, &m->n_experts) ||
+            opt_u64(r, "num_experts_per_tok", NULL, 1u << 16, 2, NULL, &m->top_k))
+            return -1;
+        m->expert_ffn = c->ffn_hidden;
+        m->step = 1;
+        count_moe_layers(c);
+    } else if (is_qwen_moe && read_qwen_moe(r)) {
+        return -1;
+    }
     if (is_mistral)
         return read_sliding(r, 0, 1);
     if (!is_qwen)
@@ -756,6 +860,94 @@ static int read_mpt(Reader *r)
     return 0;
 }
 
+/* DeepSeek-V2/V3 and Kimi-K2 (modeling_deepseek_v3.py, DeepSeek's modeling_deepseek.py):
+ * RMSNorm, multi-head latent attention (q_a_proj h x q_lora_rank, q_a_layernorm, q_b_proj to
+ * heads x (qk_nope + qk_rope), or q_proj h x heads x (qk_nope + qk_rope) when q_lora_rank is
+ * null; kv_a_proj_with_mqa h x (kv_lora_rank + qk_rope), kv_a_layernorm, kv_b_proj to heads x
+ * (qk_nope + v_head_dim); o_proj heads x v_head_dim x h), dense SwiGLU MLPs of
+ * intermediate_size in the first first_k_dense_replace layers, and in every moe_layer_freq-th
+ * layer after them a DeepseekV3MoE: router h x n_routed_experts (with the
+ * e_score_correction_bias of n_routed_experts under topk_method noaux_tc), n_routed_experts
+ * experts of moe_intermediate_size and one shared MLP of n_shared_experts x
+ * moe_intermediate_size. The multi-token-prediction layers (num_nextn_predict_layers) are not
+ * built by DeepseekV3ForCausalLM and are not counted. */
+static int read_deepseek(Reader *r)
+{
+    ModelConfig *c = r->cfg;
+    MoeShape *m = &c->moe;
+    MlaShape *a = &c->mla;
+    const bool is_v2 = strcmp(c->model_type, "deepseek_v2") == 0;
+    uint64_t n_shared = 0, freq = 1, n_mtp = 0;
+    bool attn_bias = false;
+    if (need_u64(r, "hidden_size", NULL, MAX_WIDTH, &c->hidden) ||
+        need_u64(r, "num_hidden_layers", NULL, MAX_LAYERS, &c->n_layers) ||
+        need_u64(r, "num_attention_heads", NULL, MAX_WIDTH, &c->n_heads) ||
+        need_u64(r, "intermediate_size", NULL, MAX_WIDTH * 4ull, &c->ffn_hidden) ||
+        need_u64(r, "moe_intermediate_size", NULL, MAX_WIDTH * 4ull, &m->expert_ffn) ||
+        need_u64(r, "n_routed_experts", NULL, 1u << 16, &m->n_experts) ||
+        need_u64(r, "num_experts_per_tok", NULL, 1u << 16, &m->top_k) ||
+        need_u64(r, "kv_lora_rank", NULL, MAX_WIDTH, &a->kv_lora_rank) ||
+        need_u64(r, "qk_nope_head_dim", NULL, MAX_WIDTH, &a->qk_nope_dim) ||
+        need_u64(r, "qk_rope_head_dim", NULL, MAX_WIDTH, &a->qk_rope_dim) ||
+        need_u64(r, "v_head_dim", NULL, MAX_WIDTH, &a->v_head_dim) ||
+        opt_u64(r, "n_shared_experts", NULL, 1u << 16, is_v2 ? 2 : 1, NULL, &n_shared) ||
+        opt_u64(r, "first_k_dense_replace", NULL, MAX_LAYERS, is_v2 ? 0 : 3, NULL,
+                &m->first_layer) ||
+        opt_u64(r, "moe_layer_freq", NULL, MAX_LAYERS, 1, NULL, &freq) ||
+        opt_u64(r, "max_position_embeddings", NULL, MAX_SEQ, is_v2 ? 2048 : 4096, NULL,
+                &c->max_seq) ||
+        opt_u64(r, "vocab_size", NULL, MAX_VOCAB, is_v2 ? 102400 : 129280, NULL, &c->vocab) ||
+        opt_bool(r, "tie_word_embeddings", false, true, &c->is_tied) ||
+        opt_bool(r, "attention_bias", false, true, &attn_bias))
+        return -1;
+    char path[64];
+    /* q_lora_rank null (DeepSeek-V2-Lite) projects the queries straight from h */
+    mark(r, "q_lora_rank");
+    if (jsonfile_get_u64(r->root, "q_lora_rank", r->at, 1, MAX_WIDTH, &a->q_lora_rank, r->err) <
+        0)
+        return -1;
+    if (attn_bias)
+        return err_set(r->err,
+                       "%s: %s: expected false (biases on the latent-attention projections are "
+                       "not modelled), got true",
+                       r->at.file, jsonfile_key_path(r->at, "attention_bias", path, sizeof path));
+    /* the router's selection rule decides whether it carries a score-correction bias */
+    mark(r, "topk_method");
+    char method[32] = "";
+    if (jsonfile_get_string(r->root, "topk_method", r->at, method, sizeof method, r->err) < 0)
+        return -1;
+    if (method[0] == '\0')
+        snprintf(method, sizeof method, "%s", is_v2 ? "greedy" : "noaux_tc");
+    if (strcmp(method, "noaux_tc") == 0)
+        m->has_router_bias = true;
+    else if (strcmp(method, "greedy") != 0 && strcmp(method, "group_limited_greedy") != 0)
+        return err_set(r->err,
+                       "%s: %s: expected one of greedy, group_limited_greedy, noaux_tc, got "
+                       "\"%s\" (a router zerosim does not model)",
+                       r->at.file, jsonfile_key_path(r->at, "topk_method", path, sizeof path),
+                       method);
+    mark(r, "num_nextn_predict_layers");
+    if (jsonfile_get_u64(r->root, "num_nextn_predict_layers", r->at, 0, MAX_LAYERS, &n_mtp,
+                         r->err) < 0)
+        return -1;
+    if (n_mtp > 0)
+        strlist_addf(&c->not_modelled,
+                     "num_nextn_predict_layers = %llu (the result counts and trains the model "
+                     "DeepseekV3ForCausalLM builds, without the multi-token-prediction "
+                     "modules)",
+                     (unsigned long long)n_mtp);
+    mark(r, "num_key_value_heads"); /* MLA: every head has its own k and v */
+    layout_default(c);
+    c->n_kv_heads = c->n_heads;
+    c->head_dim = a->qk_nope_dim + a->qk_rope_dim;
+    c->is_gated_mlp = true;
+    m->shared_ffn = n_shared * m->expert_ffn;
+    m->step = freq;
+    m->phase = 0;
+    count_moe_layers(c);
+    return 0;
+}
+
 /* ------------------------------------------------------------------------ picking a family */
 
 static int refuse(Reader *r, const char *key, const char *found)
@@ -889,6 +1081,21 @@ static int check_keys(Reader *r)
             is_read = strcmp(key, r->read[i]) == 0;
         if (is_read || in_list(key, vocab_hf_metadata))
             continue;
+        /* A dense family's modeling file builds one MLP per layer whatever expert count the
+         * file carries: counting that would be silently wrong. */
+        static const char *const expert_keys[] = {"num_local_experts", "num_experts",
+                                                  "n_routed_experts", "moe_intermediate_size",
+                                                  "num_experts_per_tok", NULL};
+        if (!is_moe_family(r->cfg->family) && in_list(key, expert_keys)) {
+            char path[256];
+            return err_set(r->err,
+                           "%s: %s: expected no mixture-of-experts key in a %s config (its "
+                           "modeling file builds one dense MLP per layer), got \"%s\" (give the "
+                           "MoE family's model_type: mixtral, qwen2_moe, qwen3_moe, "
+                           "deepseek_v2, deepseek_v3)",
+                           r->at.file, jsonfile_key_path(r->at, key, path, sizeof path),
+                           family_names[r->cfg->family], key);
+        }
         const char *assumed = vocab_hf_assumption(key);
         if (assumed != NULL) {
             strlist_addf(&r->cfg->not_modelled, "%s (%s)", key, assumed);
@@ -951,6 +1158,10 @@ static int check_shape(Reader *r)
                        r->at.file, jsonfile_key_path(r->at, "head_dim", path, sizeof path),
                        heads_key, MAX_WIDTH, (unsigned long long)c->n_heads,
                        (unsigned long long)c->head_dim);
+    if (c->moe.n_experts > 0 && (c->moe.top_k == 0 || c->moe.top_k > c->moe.n_experts))
+        return err_set(r->err, "%s: %s: expected an integer in [1, %llu] (the experts), got %llu",
+                       r->at.file, jsonfile_key_path(r->at, "num_experts_per_tok", path, sizeof path),
+                       (unsigned long long)c->moe.n_experts, (unsigned long long)c->moe.top_k);
     if (c->n_kv_heads > c->n_heads || c->n_heads % c->n_kv_heads != 0)
         return err_set(r->err, "%s: %s: expected a divisor of %s = %llu, got %llu", r->at.file,
                        jsonfile_key_path(r->at,

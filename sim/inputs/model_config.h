@@ -8,9 +8,12 @@
  * separate projections, gated MLPs, tied embeddings, learned positions, qk-norms, sliding-window
  * layers. Decoder-only families zerosim models: GPT-2, GPT-BigCode, GPT-J, GPT-NeoX/Pythia,
  * OPT, BLOOM, Falcon, Llama, Mistral, Qwen2/2.5, Qwen3, Gemma 1/2/3-text, Phi-1/2, Phi-3/4,
- * OLMo 1/2/3, StarCoder2, MPT. Encoder-decoder, encoder-only, vision-language,
- * mixture-of-experts and state-space families, and any model_type zerosim does not know, are
- * refused with one line naming the family. Keys zerosim does not read are at most a warning;
+ * OLMo 1/2/3, StarCoder2, MPT, and the mixtures of experts Mixtral, Qwen2-MoE, Qwen3-MoE and
+ * DeepSeek-V2/V3 (with its multi-head latent attention; Kimi-K2 is a DeepSeek-V3). Encoder-decoder,
+ * encoder-only, vision-language, other mixture-of-experts and state-space families, and any
+ * model_type zerosim does not know, are refused with one line naming the family; a dense
+ * family's config that carries an expert count is refused too (its modeling file would build
+ * one dense MLP, and counting that would be silently wrong). Keys zerosim does not read are at most a warning;
  * a key that is a near miss of an absent key zerosim reads is an error (a typo). A bare name
  * ("llama-2-7b") resolves to workloads/models/<name>.json. Nothing here computes costs.
  */
@@ -51,7 +54,37 @@ typedef enum ModelFamily {
     MODEL_FAMILY_OLMO2,      /* OLMo 2 / 3: post-norms, q/k RMSNorm over all heads */
     MODEL_FAMILY_STARCODER2, /* StarCoder2: LayerNorm, biases, GQA, GeLU MLP */
     MODEL_FAMILY_MPT,        /* MPT: LayerNorm without bias, no biases, GeLU MLP, ALiBi, tied */
+    MODEL_FAMILY_MIXTRAL,    /* Mixtral: Mistral with a top-k routed MoE in every layer */
+    MODEL_FAMILY_QWEN2_MOE,  /* Qwen2-MoE: Qwen2 with routed experts and a gated shared expert */
+    MODEL_FAMILY_QWEN3_MOE,  /* Qwen3-MoE: Qwen3 with routed experts */
+    MODEL_FAMILY_DEEPSEEK,   /* DeepSeek-V2/V3, Kimi-K2: MLA, first dense layers, shared experts */
 } ModelFamily;
+
+/* The mixture-of-experts block of a MoE family (all zero for a dense model). */
+typedef struct MoeShape {
+    uint64_t n_experts;     /* routed experts per MoE layer; 0: a dense model */
+    uint64_t top_k;         /* experts each token is routed to (num_experts_per_tok) */
+    uint64_t expert_ffn;    /* inner width of one routed expert's gated MLP */
+    uint64_t shared_ffn;    /* inner width of the shared experts' MLP (DeepSeek: n_shared x
+                               moe_intermediate_size; Qwen2-MoE: shared_expert_intermediate_size) */
+    bool has_shared_gate;   /* Qwen2-MoE's sigmoid gate on the shared expert (h x 1) */
+    bool has_router_bias;   /* DeepSeek-V3's e_score_correction_bias (noaux_tc), n_experts */
+    uint64_t first_layer;   /* layers before it are dense (first_k_dense_replace) */
+    uint64_t step;          /* of the later layers, those with i % step == phase are MoE */
+    uint64_t phase;
+    uint64_t dense_layers[16]; /* Qwen's mlp_only_layers: dense whatever the rule says */
+    uint32_t n_dense_listed;
+    uint64_t n_moe_layers;  /* layers whose MLP is the MoE block */
+} MoeShape;
+
+/* DeepSeek's multi-head latent attention (all zero for ordinary attention). */
+typedef struct MlaShape {
+    uint64_t q_lora_rank;  /* 0: q_proj straight from h */
+    uint64_t kv_lora_rank; /* > 0: MLA */
+    uint64_t qk_nope_dim;  /* per head, the part of q and k without rotary embedding */
+    uint64_t qk_rope_dim;  /* ... and the rotary part (k's is shared by all heads) */
+    uint64_t v_head_dim;
+} MlaShape;
 
 /* What one norm holds. */
 typedef enum NormKind {
@@ -99,6 +132,8 @@ typedef struct ModelConfig {
     bool is_qkv_fused;     /* Q, K, V are one module (matters for "largest layer") */
     uint64_t sliding_window;   /* keys a sliding-window layer attends to; 0 when none */
     uint64_t n_sliding_layers; /* layers with sliding-window attention */
+    MoeShape moe;
+    MlaShape mla;
     StrList not_modelled;  /* "key (what the result assumes instead)" for keys that would
                               change the result; metadata keys are not listed */
     StrList unknown_keys;  /* keys zerosim neither reads nor knows; ignored */
@@ -118,6 +153,9 @@ const char *model_config_family_name(ModelFamily family);
 
 /* The sequence length used when none is given: min(MODEL_CONFIG_TRAIN_SEQ_LEN, max_seq). */
 uint64_t model_config_default_seq_len(const ModelConfig *cfg);
+
+/* Whether layer i's MLP is the mixture of experts (false for every layer of a dense model). */
+bool model_config_is_moe_layer(const ModelConfig *cfg, uint64_t layer);
 
 /* Frees the lists; safe on a zeroed or failed config. */
 void model_config_fini(ModelConfig *cfg);

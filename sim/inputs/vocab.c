@@ -369,6 +369,21 @@ const char *const vocab_hf_metadata[] = {
     "output_projection",
     "scale_embedding",
     "use_mrope",
+    /* mixture-of-experts routing details that change neither shapes nor work: loss
+     * coefficients, score functions, normalisation, inference-only fields
+     * (configuration_mixtral.py, configuration_qwen3_moe.py, configuration_deepseek_v3.py) */
+    "router_aux_loss_coef",
+    "output_router_logits",
+    "router_jitter_noise",
+    "norm_topk_prob",
+    "routed_scaling_factor",
+    "scoring_func",
+    "aux_loss_alpha",
+    "seq_aux",
+    "ep_size",
+    "use_qk_norm",
+    "qkv_bias",
+    "shared_expert_intermediate_size", /* Qwen3-MoE files carry it as 0; Qwen2-MoE reads it */
     /* hub bookkeeping */
     "custom_pipelines",
     "n_inner", /* read by GPT-2 and GPT-J; BLOOM configs carry it as null */
@@ -387,8 +402,10 @@ static const struct {
     {"attn_logit_softcapping",
      "the result assumes attention runs as --flash-attention says; FlashAttention supports "
      "soft-capping only from 2.6, older stacks fall back to eager attention"},
-    {"num_experts", "the result assumes a dense MLP; experts are not modelled"},
-    {"num_local_experts", "the result assumes a dense MLP; experts are not modelled"},
+    {"n_group", "the result assumes tokens spread evenly over every expert's rank; "
+                "DeepSeek's node-limited routing (n_group, topk_group) is not modelled"},
+    {"topk_group", "the result assumes tokens spread evenly over every expert's rank; "
+                   "DeepSeek's node-limited routing (n_group, topk_group) is not modelled"},
 };
 
 const char *vocab_hf_assumption(const char *key)

@@ -17,6 +17,7 @@
 #include "activations.h"
 
 #include "selective_op.h"
+#include "moe.h"
 
 void activations_bytes(const ModelConfig *cfg, const RunSetup *setup, ActivationBytes *out)
 {
@@ -28,6 +29,21 @@ void activations_bytes(const ModelConfig *cfg, const RunSetup *setup, Activation
 
     uint64_t attn = e * h + e * q_dim + 2 * e * kv_dim + e * q_dim + h;
     uint64_t mlp = cfg->is_gated_mlp ? e * h + 4 * e * f + h : e * h + 2 * e * f + h;
+    if (cfg->moe.n_experts > 0) {
+        /* A MoE layer keeps, per token: its input (router and shared experts read it), the
+         * router's fp32 probabilities over the experts, and for each of its capacity_factor x
+         * top_k routed copies the dispatched input, the expert's gate, up, activation and
+         * product, and its output before the weighted combine (sharded_moe.py: dispatched
+         * and expert_output tensors); the shared experts' gated MLP on every token. The
+         * per-layer figure is the mean over dense and MoE layers (the sum is exact). */
+        const MoeShape *m = &cfg->moe;
+        const double copies = moe_load_factor(setup) * (double)m->top_k; /* busiest rank */
+        const double moe_mlp = (double)(e * h + 4 * m->n_experts + h) +
+                               copies * (double)(2 * e * h + 4 * e * m->expert_ffn) +
+                               (double)(4 * e * m->shared_ffn);
+        const double n_moe = (double)m->n_moe_layers, n_all = (double)cfg->n_layers;
+        mlp = (uint64_t)(((n_all - n_moe) * (double)mlp + n_moe * moe_mlp) / n_all + 0.5);
+    }
     uint64_t norms = 2 * e * h;
     /* The family's layer layout (its HF modeling file): in a parallel block attention and MLP
      * read the same layer input, so one norm input is kept, and with a single norm (GPT-J,

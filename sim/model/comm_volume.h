@@ -20,6 +20,7 @@ typedef struct CommVolume {
     uint64_t all_reduce; /* bytes sent per rank per step */
     uint64_t all_gather;
     uint64_t reduce_scatter;
+    uint64_t all_to_all; /* a mixture of experts' token exchange (model/moe.h; estimate.c) */
     uint64_t total;
     double total_in_psi; /* total / (Psi x bytes per 16-bit element): 2, 2, 2, 3 */
 } CommVolume;

@@ -42,11 +42,33 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
     setup->is_flash_attention_v1 = opts->is_flash_attention && opts->is_flash_attention_v1;
     setup->is_fused_loss = opts->is_fused_loss;
     setup->act_bytes = ds_config_param_bytes(train);
+    setup->ep_size = opts->ep_size > 1 ? opts->ep_size : 1;
+    setup->capacity_factor = opts->capacity_factor > 0 ? opts->capacity_factor : 1.0;
+    setup->moe_imbalance = opts->moe_imbalance > 1.0 ? opts->moe_imbalance : 1.0;
 
     params_count(model, &out->params);
+    /* selective_op.h lists a dense layer's projections; a mixture of experts' routed MLP and
+     * multi-head latent attention run other mms, which it does not describe */
+    if (setup->recompute == RECOMPUTE_SELECTIVE_OP &&
+        (model->moe.n_experts > 0 || model->mla.kv_lora_rank > 0))
+        return err_set(err,
+                       "--activation-checkpointing selective-op: expected a model with dense "
+                       "layers (torchtitan's op-level policy is modelled for them), got %s "
+                       "with %s: use full, every:N or selective",
+                       model->name, model->moe.n_experts > 0 ? "experts" : "latent attention");
+    if (setup->ep_size > 1 &&
+        (model->moe.n_experts == 0 || model->moe.n_experts % setup->ep_size != 0 ||
+         n_gpus % setup->ep_size != 0))
+        return err_set(err,
+                       "--ep-size %llu: expected a divisor of the model's experts (%llu) and "
+                       "of the GPU count %llu%s",
+                       (unsigned long long)setup->ep_size,
+                       (unsigned long long)model->moe.n_experts, (unsigned long long)n_gpus,
+                       model->moe.n_experts == 0 ? " (a dense model has none: give 1)" : "");
     flops_step(model, &out->params, setup, &out->flops);
     activations_bytes(model, setup, &out->act);
-    zero_memory(train, &out->params, model->n_layers, n_gpus, &out->mem);
+    zero_memory_ep(train, &out->params, model->n_layers, n_gpus, setup->ep_size, &out->mem);
+    out->all_to_all_bytes = moe_all_to_all_step_bytes(model, &out->params, setup);
     /* FSDP with MixedPrecision keeps the sharded flat parameter and its reduced gradient in
      * fp32 (torch/distributed/fsdp/_flat_param.py FlatParamHandle: _local_shard in the
      * original dtype, _mp_shard for the low-precision copy; _runtime_utils.py _reduce_grad
@@ -70,6 +92,7 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
         out->mem.gpu_buffers = 2 * unit * out->mem.param_bytes + unit * (g + (c != g ? c : 0));
     }
     comm_volume(train, &out->params, &out->mem, n_gpus, batch.grad_accum, &out->comm);
+    out->comm.all_to_all = (uint64_t)(out->all_to_all_bytes + 0.5);
     out->paper_model_states_bytes =
         zero_memory_paper_bytes(train->zero.stage, (double)out->params.total, (double)n_gpus);
 
@@ -105,7 +128,7 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
     out->gpu_capacity = platform->gpu.hbm_bytes;
     out->cpu_capacity = platform->cpu.dram_bytes;
     out->nvme_capacity = platform->nvme.n_drives * platform->nvme.capacity_bytes_per_drive;
-    runtime_memory(platform, z, n_gpus, &out->runtime);
+    runtime_memory_ep(platform, z, n_gpus, setup->ep_size, &out->runtime);
     const uint64_t working = m->gpu_step_copies > out->gpu_activations ? m->gpu_step_copies
                                                                        : out->gpu_activations;
     out->gpu_allocated_peak = m->gpu_model_states + m->gpu_buffers + working +

@@ -16,6 +16,7 @@
 #include "ds_estimator.h"
 #include "flops.h"
 #include "kernels.h"
+#include "moe.h"
 #include "params.h"
 #include "runtime_memory.h"
 #include "setup.h"
@@ -36,6 +37,9 @@ typedef struct EstimateOptions {
     bool is_fsdp;             /* PyTorch FSDP steps its fp32 flat shards in place: no copies */
     bool is_flash_attention_v1; /* FlashAttention (v1) rather than FlashAttention-2 */
     bool is_fused_loss;         /* --cross-entropy fused */
+    uint64_t ep_size;           /* expert parallelism (--ep-size; 0 or 1: none; model/moe.h) */
+    double capacity_factor;     /* expert capacity factor (--moe-capacity-factor; 0: 1.0) */
+    double moe_imbalance;       /* busiest expert's share, dropless (--moe-imbalance; 0: 1) */
 } EstimateOptions;
 
 typedef struct Estimate {
@@ -45,6 +49,8 @@ typedef struct Estimate {
     ActivationBytes act;
     ZeroMemory mem;
     CommVolume comm;
+    double all_to_all_bytes; /* MoE token exchange per rank per step (model/moe.h); 0 without
+                                expert parallelism */
     bool has_ds_estimate; /* stages 1-3 */
     DsEstimate ds_estimate;
     double paper_model_states_bytes; /* the 16 Psi family at this N (mixed-precision Adam) */

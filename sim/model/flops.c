@@ -4,6 +4,7 @@
 #include "flops.h"
 
 #include "selective_op.h"
+#include "moe.h"
 
 double flops_megatron_formula(double batch, double seq, double layers, double hidden, double vocab,
                               bool full_recompute)
@@ -31,8 +32,27 @@ void flops_step(const ModelConfig *cfg, const ModelParams *params, const RunSetu
         keys = ((L - (double)cfg->n_sliding_layers) * s +
                 (double)cfg->n_sliding_layers * (double)cfg->sliding_window) /
                L;
-    out->attn_core_per_token = 4.0 * keys * q_dim;
-    out->layer_fwd_per_token = 2.0 * (double)params->gemm_per_layer + out->attn_core_per_token;
+    /* QK^T over the query/key width, AV over the value width (MLA: heads x (qk_nope +
+     * qk_rope) and heads x v_head_dim) */
+    const double v_dim =
+        cfg->mla.kv_lora_rank > 0 ? (double)(cfg->n_heads * cfg->mla.v_head_dim) : q_dim;
+    out->attn_core_per_token = 2.0 * keys * (q_dim + v_dim);
+    /* A mixture of experts: each token passes the router, the shared experts and top_k
+     * routed experts of a MoE layer (the active parameters); expert buffers padded to
+     * capacity_factor x the balanced share run capacity_factor x the routed work (DeepSpeed's
+     * sharded_moe.py computes on the whole [experts, capacity, h] tensor). The per-layer figure
+     * is the mean over dense and MoE layers, so the sum over layers is exact. */
+    double mlp_gemm = 0.0;
+    if (params->n_experts > 0) {
+        const double routed = (double)(params->top_k * params->expert);
+        const double n_moe = (double)params->n_moe_layers;
+        mlp_gemm = ((L - n_moe) * (double)params->gemm_dense_mlp +
+                    n_moe * ((double)params->gemm_active_moe - routed +
+                             moe_capacity_factor(setup) * routed)) /
+                   L;
+    }
+    out->layer_fwd_per_token =
+        2.0 * ((double)params->gemm_per_layer + mlp_gemm) + out->attn_core_per_token;
     out->logits_fwd_per_token = 2.0 * (double)cfg->hidden * (double)cfg->vocab;
 
     /* Forward once, backward twice the forward; recomputation re-runs forward work: the whole
@@ -51,7 +71,9 @@ void flops_step(const ModelConfig *cfg, const ModelParams *params, const RunSetu
     out->hardware = tokens * (L * out->layer_fwd_per_token * 3.0 + recompute_per_token +
                               3.0 * out->logits_fwd_per_token);
     /* PaLM (Chowdhery et al. 2022) appendix B: 6 N + 12 L (a d) s per token. */
-    out->model = tokens * (6.0 * (double)params->total + 12.0 * L * q_dim * s);
+    /* ... with N the active parameters of a mixture of experts (DeepSeek-V3 report, sec.
+     * 3: MFU from activated parameters) */
+    out->model = tokens * (6.0 * (double)params->active + 6.0 * L * (q_dim + v_dim) * s);
     out->megatron = flops_megatron_formula((double)setup->global_batch, s, L, (double)cfg->hidden,
                                            (double)cfg->vocab, n_ck == L);
 }

@@ -23,6 +23,7 @@
  */
 #include "kernels.h"
 
+#include "moe.h"
 #include "selective_op.h"
 
 #include <math.h>
@@ -270,22 +271,97 @@ static void head(LayerKernels *o, const ModelConfig *cfg, const KernelGpu *g, do
 
 double kernels_step_s(const ModelConfig *cfg, const RunSetup *setup, const KernelGpu *g)
 {
-    LayerKernels k;
-    kernels_layer(cfg, setup, g, &k);
-    const double fwd = kernels_pass_s(g, &k.fwd), bwd = kernels_pass_s(g, &k.bwd);
-    const double L = (double)cfg->n_layers;
-    double recompute = (double)setup_n_checkpointed(setup, cfg->n_layers) * fwd;
-    if (setup->recompute == RECOMPUTE_SELECTIVE)
-        recompute = L * kernels_pass_s(g, &k.attn_core);
-    if (setup->recompute == RECOMPUTE_SELECTIVE_OP)
-        recompute = L * kernels_pass_s(g, &k.recompute_op);
-    const double micro_batch_s = L * (fwd + bwd) + recompute + kernels_pass_s(g, &k.head_fwd) +
-                                 kernels_pass_s(g, &k.head_bwd);
+    if (cfg->moe.n_experts == 0) {
+        LayerKernels k;
+        kernels_layer(cfg, setup, g, &k);
+        const double fwd = kernels_pass_s(g, &k.fwd), bwd = kernels_pass_s(g, &k.bwd);
+        const double L = (double)cfg->n_layers;
+        double recompute = (double)setup_n_checkpointed(setup, cfg->n_layers) * fwd;
+        if (setup->recompute == RECOMPUTE_SELECTIVE)
+            recompute = L * kernels_pass_s(g, &k.attn_core);
+        if (setup->recompute == RECOMPUTE_SELECTIVE_OP)
+            recompute = L * kernels_pass_s(g, &k.recompute_op);
+        const double micro_batch_s = L * (fwd + bwd) + recompute +
+                                     kernels_pass_s(g, &k.head_fwd) +
+                                     kernels_pass_s(g, &k.head_bwd);
+        return (double)setup->grad_accum * micro_batch_s;
+    }
+    /* a mixture of experts: its dense and MoE layers, each as the kernels it runs */
+    LayerKernels k[2];
+    kernels_layer_of(cfg, setup, g, false, &k[0]);
+    kernels_layer_of(cfg, setup, g, cfg->moe.n_experts > 0, &k[1]);
+    double micro_batch_s = kernels_pass_s(g, &k[0].head_fwd) + kernels_pass_s(g, &k[0].head_bwd);
+    for (uint64_t u = 0; u < cfg->n_layers; u++) {
+        const LayerKernels *lk = &k[model_config_is_moe_layer(cfg, u) ? 1 : 0];
+        const double fwd = kernels_pass_s(g, &lk->fwd);
+        micro_batch_s += fwd + kernels_pass_s(g, &lk->bwd);
+        if (setup->recompute == RECOMPUTE_SELECTIVE)
+            micro_batch_s += kernels_pass_s(g, &lk->attn_core);
+        else if (setup->recompute == RECOMPUTE_SELECTIVE_OP)
+            micro_batch_s += kernels_pass_s(g, &lk->recompute_op);
+        else if (setup_is_checkpointed(setup, u))
+            micro_batch_s += fwd;
+    }
     return (double)setup->grad_accum * micro_batch_s;
+}
+
+/* A MoE layer's MLP block on one rank, as DeepSpeed-MoE and grouped-GEMM MoE codes run it:
+ * the router GEMM (t x n_experts) and its softmax/top-k over fp32 scores; the permutation of
+ * the capacity_factor x t x top_k token copies into expert order and back (a gather and a
+ * scatter of h-wide rows each way); each of the n_experts / ep local experts' gated MLP on
+ * its share of the routed copies (t x top_k x cf x ep / n_experts tokens each, one batched
+ * GEMM per projection over the local experts: small shapes pay tile and wave quantization);
+ * the shared experts on all t tokens; the weighted combine. The routed work is the busiest
+ * rank's (moe_load_factor: capacity padding, or a dropless router's imbalance). The all-to-alls between the
+ * permutations are communication (schedule/), not kernels. */
+static void moe_block(LayerKernels *out, const ModelConfig *cfg, const RunSetup *setup,
+                      const KernelGpu *g, double t, double e)
+{
+    const MoeShape *m = &cfg->moe;
+    const double h = (double)cfg->hidden, n = (double)m->n_experts;
+    const double cf = moe_load_factor(setup); /* the busiest rank sets the pace */
+    const double ep = setup->ep_size > 1 ? (double)setup->ep_size : 1.0;
+    const double copies = cf * t * (double)m->top_k;
+    const double local = n / ep, per_expert = copies / local;
+    const double fe = (double)m->expert_ffn;
+    linear(out, g, t, n, h, e, false);               /* router */
+    memory(&out->fwd, g, t * n * 4.0 * 3.0, 2.0); /* fp32 softmax and top-k */
+    memory(&out->bwd, g, t * n * 4.0 * 3.0, 1.0);
+    pointwise(out, g, copies * h, 1.0, e); /* permute into expert order */
+    /* local experts: gate, up, SiLU, product, down as batched GEMMs */
+    gemm(&out->fwd, g, local, per_expert, fe, h, e);
+    gemm(&out->fwd, g, local, per_expert, fe, h, e);
+    gemm(&out->bwd, g, local, per_expert, h, fe, e);
+    gemm(&out->bwd, g, local, h, fe, per_expert, e);
+    gemm(&out->bwd, g, local, per_expert, h, fe, e);
+    gemm(&out->bwd, g, local, h, fe, per_expert, e);
+    pointwise(out, g, copies * fe, 1.0, e);
+    pointwise(out, g, copies * fe, 2.0, e);
+    gemm(&out->fwd, g, local, per_expert, h, fe, e);
+    gemm(&out->bwd, g, local, per_expert, fe, h, e);
+    gemm(&out->bwd, g, local, fe, h, per_expert, e);
+    pointwise(out, g, copies * h, 2.0, e); /* unpermute and weighted combine */
+    if (m->shared_ffn > 0) {
+        const double fs = (double)m->shared_ffn;
+        linear(out, g, t, fs, h, e, false);
+        linear(out, g, t, fs, h, e, false);
+        pointwise(out, g, t * fs, 1.0, e);
+        pointwise(out, g, t * fs, 2.0, e);
+        linear(out, g, t, h, fs, e, false);
+        pointwise(out, g, t * h, 2.0, e); /* added to the routed output */
+    }
 }
 
 void kernels_layer(const ModelConfig *cfg, const RunSetup *setup, const KernelGpu *g,
                    LayerKernels *out)
+{
+    kernels_layer_of(cfg, setup, g, cfg->moe.n_experts > 0 && cfg->moe.first_layer == 0 &&
+                                         cfg->moe.n_dense_listed == 0 && cfg->moe.step == 1,
+                     out);
+}
+
+void kernels_layer_of(const ModelConfig *cfg, const RunSetup *setup, const KernelGpu *g,
+                      bool is_moe, LayerKernels *out)
 {
     *out = (LayerKernels){0};
     SelectiveOp sop;
@@ -301,7 +377,25 @@ void kernels_layer(const ModelConfig *cfg, const RunSetup *setup, const KernelGp
 
     /* attention block */
     norm(out, cfg, g, t * h, e);
-    if (cfg->is_qkv_fused) {
+    const MlaShape *mla = &cfg->mla;
+    if (mla->kv_lora_rank > 0) {
+        /* multi-head latent attention: the low-rank projections and their norms (outside
+         * selective_op.h's layout: none of them is saved) */
+        const double a = (double)cfg->n_heads;
+        const double qk = (double)(mla->qk_nope_dim + mla->qk_rope_dim);
+        const double lq = (double)mla->q_lora_rank, lkv = (double)mla->kv_lora_rank;
+        if (mla->q_lora_rank > 0) {
+            linear(out, g, t, lq, h, e, false);
+            norm(out, cfg, g, t * lq, e);
+            linear(out, g, t, a * qk, lq, e, false);
+        } else {
+            linear(out, g, t, a * qk, h, e, false);
+        }
+        linear(out, g, t, lkv + (double)mla->qk_rope_dim, h, e, false);
+        norm(out, cfg, g, t * lkv, e);
+        linear(out, g, t, a * (double)(mla->qk_nope_dim + mla->v_head_dim), lkv, e, false);
+        li += cfg->is_qkv_fused ? 1 : 3;
+    } else if (cfg->is_qkv_fused) {
         linear(out, g, t, q + 2.0 * kv, h, e, sop.is_saved[li++]);
     } else {
         linear(out, g, t, q, h, e, sop.is_saved[li++]);
@@ -317,7 +411,9 @@ void kernels_layer(const ModelConfig *cfg, const RunSetup *setup, const KernelGp
         out->op_saved.attention_s += out->attn_core.attention_s;
         out->op_saved.n_kernels += out->attn_core.n_kernels;
     }
-    linear(out, g, t, h, q, e, sop.is_saved[li++]); /* output projection */
+    const double v_dim =
+        mla->kv_lora_rank > 0 ? (double)(cfg->n_heads * mla->v_head_dim) : q;
+    linear(out, g, t, h, v_dim, e, sop.is_saved[li++]); /* output projection */
     if (has_dropout)
         dropout(out, g, t * h, e);
     memory(&out->fwd, g, 3.0 * t * h * e, 1.0); /* residual add */
@@ -329,7 +425,9 @@ void kernels_layer(const ModelConfig *cfg, const RunSetup *setup, const KernelGp
         norm(out, cfg, g, t * h, e);
     for (unsigned k = 2; k < cfg->n_layer_norms; k++)
         norm(out, cfg, g, t * h, e);
-    if (cfg->is_gated_mlp) {
+    if (is_moe) {
+        moe_block(out, cfg, setup, g, t, e);
+    } else if (cfg->is_gated_mlp) {
         linear(out, g, t, f, h, e, sop.is_saved[li++]);       /* gate */
         linear(out, g, t, f, h, e, sop.is_saved[li++]);       /* up */
         pointwise(out, g, t * f, 1.0, e); /* SiLU(gate) */
@@ -338,7 +436,8 @@ void kernels_layer(const ModelConfig *cfg, const RunSetup *setup, const KernelGp
         linear(out, g, t, f, h, e, sop.is_saved[li++]);
         pointwise(out, g, t * f, 1.0, e); /* GeLU */
     }
-    linear(out, g, t, h, f, e, sop.is_saved[li++]); /* down */
+    if (!is_moe)
+        linear(out, g, t, h, f, e, sop.is_saved[li++]); /* down */
     if (has_dropout)
         dropout(out, g, t * h, e);
     memory(&out->fwd, g, 3.0 * t * h * e, 1.0);

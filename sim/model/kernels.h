@@ -82,9 +82,15 @@ typedef struct LayerKernels {
     KernelPass head_fwd, head_bwd;
 } LayerKernels;
 
-/* The kernels of cfg's layer for setup->micro_batch sequences of setup->seq_len tokens. */
+/* The kernels of cfg's layer for setup->micro_batch sequences of setup->seq_len tokens (for a
+ * mixture of experts whose every layer is MoE, the MoE layer; else the dense layer). */
 void kernels_layer(const ModelConfig *cfg, const RunSetup *setup, const KernelGpu *g,
                    LayerKernels *out);
+
+/* ... a dense layer or, with is_moe, a MoE layer (its MLP the MoE block on this rank's
+ * n_experts / ep_size experts, model/moe.h). */
+void kernels_layer_of(const ModelConfig *cfg, const RunSetup *setup, const KernelGpu *g,
+                      bool is_moe, LayerKernels *out);
 
 /* One GPU's forward, recomputation and backward over the step's setup->grad_accum
  * micro-batches, with nothing waiting for communication: every layer's passes, the

@@ -6,6 +6,12 @@
  * them; totals, the largest single module
  * (DeepSpeed's "largest layer" in its ZeRO-3 estimator) and the parameters small enough to stay
  * resident under ZeRO-3's persistence threshold all derive from that list.
+ * A mixture of experts adds a second list, the MoE block of a MoE layer (router, shared
+ * experts, and one routed expert's projections, which n_experts copies repeat); `layer` then
+ * holds what every layer has (norms and attention) and a dense layer adds `dense_mlp`. Total
+ * parameters count every expert; active parameters (what one token passes through: the
+ * top-k routed experts, not all of them) set the FLOPs. MLA's low-rank projections and their
+ * norms are ordinary modules of `layer`.
  */
 #ifndef ZEROSIM_MODEL_PARAMS_H
 #define ZEROSIM_MODEL_PARAMS_H
@@ -17,12 +23,14 @@
 #include <stdint.h>
 
 #define PARAMS_MAX_MODULES 16
+#define PARAMS_MAX_MOE_MODULES 8
 
 typedef struct ParamModule {
     const char *name;
     uint64_t weight; /* elements */
     uint64_t bias;   /* elements; 0 when absent */
     bool is_gemm;    /* the weight is a GEMM operand (2 FLOPs per element per token) */
+    bool is_expert;  /* one routed expert's module: n_experts copies, top_k used per token */
 } ParamModule;
 
 typedef struct ModelParams {
@@ -40,7 +48,27 @@ typedef struct ModelParams {
     uint64_t hidden;         /* h, the width of every norm vector */
     uint64_t total;          /* Psi */
     uint64_t largest_module; /* biggest single module (weight + bias) */
+    /* mixture of experts; all 0 for a dense model */
+    ParamModule moe[PARAMS_MAX_MOE_MODULES]; /* one MoE layer's MLP block */
+    size_t n_moe_modules;
+    uint64_t n_moe_layers;
+    uint64_t n_experts, top_k;
+    uint64_t dense_mlp;      /* a dense layer's MLP, beside per_layer (0 for a dense model,
+                                whose per_layer holds it) */
+    uint64_t moe_replicated; /* one MoE layer's router, its bias and the shared experts: held
+                                by every rank of the data-parallel group, like attention */
+    uint64_t expert;         /* one routed expert */
+    uint64_t experts_total;  /* every routed expert of the model: sharded over the
+                                expert-data-parallel group */
+    uint64_t active;         /* parameters one token passes through (total for dense models) */
+    uint64_t gemm_active_moe;   /* GEMM weights a token meets in one MoE layer's block:
+                                   router, shared experts, top_k experts */
+    uint64_t gemm_dense_mlp;    /* ... in a dense layer's MLP (0 for a dense model) */
+    uint64_t largest_layer;  /* the biggest whole layer, all its experts included */
 } ModelParams;
+
+/* Parameters of layer u (all of its experts included). */
+uint64_t params_layer(const ModelParams *p, const ModelConfig *cfg, uint64_t layer);
 
 /* Counts the parameters of cfg. */
 void params_count(const ModelConfig *cfg, ModelParams *out);

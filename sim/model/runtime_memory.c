@@ -25,3 +25,15 @@ void runtime_memory(const Platform *p, const ZeroConfig *z, uint64_t n_gpus, Run
         out->n_communicators * runtime_nccl_channels(p) * (uint64_t)RUNTIME_NCCL_CONNECTION_BYTES;
     out->outside_bytes = out->cuda_context_bytes + out->nccl_bytes;
 }
+
+void runtime_memory_ep(const Platform *p, const ZeroConfig *z, uint64_t n_gpus, uint64_t ep_size,
+                       RuntimeMemory *out)
+{
+    runtime_memory(p, z, n_gpus, out);
+    if (!out->is_counted || ep_size < 2 || n_gpus < 2)
+        return;
+    out->n_communicators += ep_size < n_gpus ? 2 : 1; /* the EP group; expert DP unless 1 */
+    out->nccl_bytes =
+        out->n_communicators * runtime_nccl_channels(p) * (uint64_t)RUNTIME_NCCL_CONNECTION_BYTES;
+    out->outside_bytes = out->cuda_context_bytes + out->nccl_bytes;
+}

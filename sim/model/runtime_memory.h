@@ -56,4 +56,11 @@ typedef struct RuntimeMemory {
  * GPU opens no communicator. Without a runtime section everything is 0 and is_counted false. */
 void runtime_memory(const Platform *p, const ZeroConfig *z, uint64_t n_gpus, RuntimeMemory *out);
 
+/* The same for a mixture of experts split over expert-parallel groups of ep_size: each rank
+ * also joins its expert-parallel and its expert-data-parallel group (DeepSpeed's groups.py
+ * creates both, and the all-to-alls and expert reductions open their communicators), two more
+ * communicators. ep_size 1 is runtime_memory. */
+void runtime_memory_ep(const Platform *p, const ZeroConfig *z, uint64_t n_gpus, uint64_t ep_size,
+                       RuntimeMemory *out);
+
 #endif

@@ -36,6 +36,13 @@ typedef struct RunSetup {
     unsigned act_bytes; /* bytes per activation element: 2 (fp16/bf16) or 4 (fp32) */
     bool is_fused_loss; /* a fused cross-entropy on the logits (Megatron's, flash-attn's)
                            rather than PyTorch's eager one on logits.float() */
+    /* mixtures of experts (model/moe.h); ignored for dense models */
+    uint64_t ep_size;       /* expert-parallel group: ranks that split each layer's experts
+                               (DeepSpeed-MoE's ep_size; --ep-size); 0 or 1: none */
+    double capacity_factor; /* expert buffers hold capacity_factor x the balanced share of
+                               routed tokens (DeepSpeed-MoE's capacity_factor); 0: 1.0 */
+    double moe_imbalance;   /* dropless routing whose busiest expert gets this many times its
+                               balanced share (--moe-imbalance); 0 or 1: balanced */
 } RunSetup;
 
 /* "none", "selective", "full", "selective-op" or "every:N" into buf; returns buf. */

@@ -19,9 +19,9 @@ double zero_memory_paper_bytes(int stage, double psi, double n)
 }
 
 /* Buffers DeepSpeed allocates on the GPU beside the model states. */
-static uint64_t gpu_buffers(const ZeroConfig *z, const ModelParams *params, uint64_t psi,
-                            uint64_t persistent, unsigned param_bytes, unsigned grad_bytes,
-                            unsigned grad_comm_bytes, uint64_t n_gpus)
+static uint64_t gpu_buffers(const ZeroConfig *z, const ModelParams *params, uint64_t layer,
+                            uint64_t psi, uint64_t persistent, unsigned param_bytes,
+                            unsigned grad_bytes, unsigned grad_comm_bytes, uint64_t n_gpus)
 {
     /* a bucket, and its copy in the communication type when that differs (DeepSpeed casts
      * the bucket with tensor.to(communication_data_type) before reducing it) */
@@ -37,7 +37,7 @@ static uint64_t gpu_buffers(const ZeroConfig *z, const ModelParams *params, uint
     /* Stage 3: the largest unit being computed (a layer, or the embedding or output
      * projection when larger) plus the prefetch window, bounded by
      * stage3_max_live_parameters, all 16-bit; and the gradient bucket being reduced. */
-    uint64_t unit = params->per_layer;
+    uint64_t unit = layer;
     if (params->embedding > unit)
         unit = params->embedding;
     if (params->lm_head > unit)
@@ -83,14 +83,32 @@ uint64_t zero_offloaded_elems(const ZeroConfig *z, uint64_t part)
 void zero_memory(const TrainConfig *cfg, const ModelParams *params, uint64_t n_layers,
                  uint64_t n_gpus, ZeroMemory *out)
 {
+    zero_memory_ep(cfg, params, n_layers, n_gpus, 1, out);
+}
+
+void zero_memory_ep(const TrainConfig *cfg, const ModelParams *params, uint64_t n_layers,
+                    uint64_t n_gpus, uint64_t ep_size, ZeroMemory *out)
+{
     *out = (ZeroMemory){0};
     const ZeroConfig *z = &cfg->zero;
-    const uint64_t psi = params->total;
+    const uint64_t ep = ep_size > 1 && params->n_experts > 0 ? ep_size : 1;
+    /* what a rank holds unsharded: the non-expert parameters and its share of the experts */
+    const uint64_t experts_local = params->experts_total / ep;
+    const uint64_t dense = params->total - params->experts_total;
+    const uint64_t psi = dense + experts_local;
     const bool mixed = cfg->precision != PRECISION_FP32;
     const uint64_t n_shard = zero_shard_gpus(z, n_gpus);
-    const uint64_t part = (psi + n_shard - 1) / n_shard;
+    /* experts are partitioned inside their expert-data-parallel group (n_gpus / ep ranks) */
+    uint64_t n_expert_shard = n_shard / ep;
+    if (n_expert_shard == 0)
+        n_expert_shard = 1;
+    const uint64_t expert_part = (experts_local + n_expert_shard - 1) / n_expert_shard;
+    const uint64_t part = ep > 1 ? (dense + n_shard - 1) / n_shard + expert_part
+                                 : (psi + n_shard - 1) / n_shard;
 
     out->partition_elems = part;
+    out->local_elems = psi;
+    out->expert_partition_elems = ep > 1 ? expert_part : 0;
     out->param_bytes = mixed ? 2 : 4;
     out->grad_bytes = mixed ? 2 : 4;
     out->grad_comm_bytes = cfg->comm_grad_bytes ? cfg->comm_grad_bytes : out->grad_bytes;
@@ -149,7 +167,15 @@ void zero_memory(const TrainConfig *cfg, const ModelParams *params, uint64_t n_l
         }
     }
     out->gpu_model_states = out->gpu_params + out->gpu_grads + out->gpu_optimizer;
-    out->gpu_buffers = gpu_buffers(z, params, psi, out->persistent_elems, out->param_bytes,
+    /* the largest layer as a rank gathers it: a MoE layer with its local experts only */
+    uint64_t layer = params->per_layer + params->dense_mlp;
+    if (params->n_moe_layers > 0) {
+        const uint64_t moe_layer = params->per_layer + params->moe_replicated +
+                                   params->n_experts / ep * params->expert;
+        if (params->n_moe_layers == n_layers || moe_layer > layer)
+            layer = moe_layer;
+    }
+    out->gpu_buffers = gpu_buffers(z, params, layer, psi, out->persistent_elems, out->param_bytes,
                                    out->grad_bytes, out->grad_comm_bytes, n_gpus);
     out->gpu_step_copies = zero_step_copies_bytes(cfg, psi, part);
 }

@@ -22,7 +22,11 @@
 
 /* Bytes per GPU (gpu_*) and per GPU's share of host memory and NVMe (cpu_*, nvme_*). */
 typedef struct ZeroMemory {
-    uint64_t partition_elems;  /* ceil(Psi / N) */
+    uint64_t partition_elems;  /* ceil(Psi / N); with experts split over ep ranks,
+                                  ceil(Psi_dense / N) + ceil(experts / ep / (N / ep)) */
+    uint64_t local_elems;      /* parameters a rank holds unsharded: Psi, or Psi_dense + its
+                                  experts_total / ep */
+    uint64_t expert_partition_elems; /* of partition_elems, the experts' share */
     uint64_t persistent_elems; /* ZeRO-3 resident parameters */
     uint64_t offloaded_elems;  /* of the partition, stepped on the host (0 without offload) */
     unsigned param_bytes;      /* per element: 2 mixed precision, 4 fp32 */
@@ -47,10 +51,18 @@ typedef struct ZeroMemory {
     uint64_t nvme_optimizer;
 } ZeroMemory;
 
-/* Model-state placement for `n_gpus` data-parallel ranks. `largest_layer_elems` is the biggest
- * gathered unit of ZeRO-3 (one transformer layer). */
+/* Model-state placement for `n_gpus` data-parallel ranks, every rank holding every expert. */
 void zero_memory(const TrainConfig *cfg, const ModelParams *params, uint64_t n_layers,
                  uint64_t n_gpus, ZeroMemory *out);
+
+/* The same with a mixture of experts split over expert-parallel groups of `ep_size`
+ * (model/moe.h): non-expert parameters are replicated and partitioned over all n_gpus ranks,
+ * each rank's experts_total / ep_size expert parameters over its expert-data-parallel group of
+ * n_gpus / ep_size (DeepSpeed-MoE: stage 0 16 x local experts, ZeRO-1 4 x local + 12 x
+ * experts / N, ZeRO-2 2 x local + 14 x experts / N, ZeRO-3 16 x experts / N). ep_size 1 is
+ * zero_memory. */
+void zero_memory_ep(const TrainConfig *cfg, const ModelParams *params, uint64_t n_layers,
+                    uint64_t n_gpus, uint64_t ep_size, ZeroMemory *out);
 
 /* The working copies DeepSpeed's optimizer wrappers make on the GPU while they step, beside
  * the model states (bytes; 0 when the optimizer lives on the host):

@@ -21,7 +21,37 @@ static const char *name(const Candidate *c, char *buf, size_t n)
         snprintf(buf, n, "%s + CPU offload", stages[c->zero_stage]);
     else
         snprintf(buf, n, "%s", stages[c->zero_stage]);
+    if (c->ep_size > 1) { /* a mixture of experts split over ep_size GPUs */
+        size_t used = strlen(buf);
+        snprintf(buf + used, n - used, ", EP %llu", (unsigned long long)c->ep_size);
+    }
     return buf;
+}
+
+/* A mixture of experts: what the chosen expert parallelism trades (docs/MODEL.md, "Mixtures
+ * of experts"): expert memory against all-to-all traffic inside or across nodes. */
+static void explain_ep(const Advice *a, const Candidate *best, char *out, size_t n)
+{
+    if (n == 0 || a->model->moe.n_experts == 0)
+        return;
+    const uint64_t g = a->platform->gpus_per_node;
+    if (best->ep_size > 1)
+        snprintf(out, n,
+                 " Experts split over %llu GPUs (--ep-size %llu; DeepSpeed-MoE's ep_size): each "
+                 "holds %llu of the %llu experts per MoE layer, their gradients and ZeRO shards "
+                 "stay among the %llu GPUs holding the same ones, and every MoE layer exchanges "
+                 "its tokens by all-to-all %s.",
+                 (unsigned long long)best->ep_size, (unsigned long long)best->ep_size,
+                 (unsigned long long)(a->model->moe.n_experts / best->ep_size),
+                 (unsigned long long)a->model->moe.n_experts,
+                 (unsigned long long)(platform_n_gpus(a->platform) / best->ep_size),
+                 best->ep_size <= g ? "over NVLink inside the node"
+                                    : "across nodes, over the NICs");
+    else
+        snprintf(out, n,
+                 " Every GPU holds every expert (no expert parallelism): no all-to-all, at the "
+                 "price of the experts' replicated states%s.",
+                 best->zero_stage == 3 ? " (none under ZeRO-3, which shards them anyway)" : "");
 }
 
 static double gib(double bytes)
@@ -133,8 +163,12 @@ void advice_text(FILE *out, const Advice *a)
                     c->is_checkpointed ? "full" : "none", (unsigned long long)c->grad_accum, fits,
                     "-", "-", gib(c->gpu_bytes), "-");
     }
-    char text[1024];
+    char text[1536];
     explain(a, text, sizeof text);
+    if (a->n_candidates && a->candidates[0].fits) {
+        size_t used = strlen(text);
+        explain_ep(a, &a->candidates[0], text + used, sizeof text - used);
+    }
     fprintf(out, "\n%s\n", text);
 }
 
@@ -161,6 +195,7 @@ void advice_json(FILE *out, const Advice *a)
         json_kv_u64(&w, "micro_batch", c->micro_batch);
         json_kv_u64(&w, "grad_accum", c->grad_accum);
         json_kv_string(&w, "activation_checkpointing", c->is_checkpointed ? "full" : "none");
+        json_kv_u64(&w, "ep_size", c->ep_size > 1 ? c->ep_size : 1);
         json_kv_bool(&w, "fits", c->fits);
         json_kv_string(&w, "runs_out", c->runs_out);
         json_kv_double(&w, "shortfall_bytes", c->shortfall_bytes);
@@ -187,12 +222,17 @@ void advice_json(FILE *out, const Advice *a)
         json_kv_string(&w, "offload_param", ds_config_offload_name(best->offload_param));
         json_kv_u64(&w, "micro_batch", best->micro_batch);
         json_kv_string(&w, "activation_checkpointing", best->is_checkpointed ? "full" : "none");
+        json_kv_u64(&w, "ep_size", best->ep_size > 1 ? best->ep_size : 1);
         json_end_object(&w);
     } else {
         json_null(&w);
     }
-    char text[1024];
+    char text[1536];
     explain(a, text, sizeof text);
+    if (best) {
+        size_t used = strlen(text);
+        explain_ep(a, best, text + used, sizeof text - used);
+    }
     json_kv_string(&w, "explanation", text);
     json_end_object(&w);
 }

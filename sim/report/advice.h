@@ -27,6 +27,7 @@ typedef struct Candidate {
     uint64_t micro_batch;
     uint64_t grad_accum;
     bool is_checkpointed; /* full activation checkpointing */
+    uint64_t ep_size;     /* expert parallelism of a mixture of experts (0 or 1: none) */
     /* analytic estimate */
     bool fits;
     char runs_out[16];      /* "gpu", "cpu", "nvme" or "" */

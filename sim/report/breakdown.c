@@ -18,6 +18,7 @@ static const BreakdownCategoryInfo categories[BD_N] = {
     [BD_REDUCE_SCATTER] = {"exposed reduce-scatter", "exposed reduce-scatter", "reduce_scatter",
                            NULL},
     [BD_BROADCAST] = {"exposed broadcast", "exposed broadcast", "broadcast", NULL},
+    [BD_ALL_TO_ALL] = {"exposed all-to-all (MoE)", "exposed all-to-all", "all_to_all", NULL},
     [BD_H2D] = {"exposed PCIe host-to-GPU", "PCIe host-to-GPU", "exposed_h2d_s", "h2d"},
     [BD_D2H] = {"exposed PCIe GPU-to-host", "PCIe GPU-to-host", "exposed_d2h_s", "d2h"},
     [BD_NVME_READ] = {"exposed NVMe read", "NVMe read", "exposed_nvme_read_s", "nvme_read"},
@@ -29,7 +30,8 @@ static const BreakdownCategoryInfo categories[BD_N] = {
 
 _Static_assert(BD_BROADCAST - BD_ALL_REDUCE == COLL_BROADCAST - COLL_ALL_REDUCE &&
                    BD_ALL_GATHER - BD_ALL_REDUCE == COLL_ALL_GATHER - COLL_ALL_REDUCE &&
-                   BD_REDUCE_SCATTER - BD_ALL_REDUCE == COLL_REDUCE_SCATTER - COLL_ALL_REDUCE,
+                   BD_REDUCE_SCATTER - BD_ALL_REDUCE == COLL_REDUCE_SCATTER - COLL_ALL_REDUCE &&
+                   BD_ALL_TO_ALL - BD_ALL_REDUCE == COLL_ALL_TO_ALL - COLL_ALL_REDUCE,
                "the collective categories follow CollectiveKind");
 
 const BreakdownCategoryInfo *breakdown_category(BreakdownCategory c)

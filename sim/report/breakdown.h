@@ -26,6 +26,7 @@ typedef enum BreakdownCategory {
     BD_ALL_GATHER,
     BD_REDUCE_SCATTER,
     BD_BROADCAST,
+    BD_ALL_TO_ALL, /* MoE token dispatch and combine (expert parallelism) */
     BD_H2D, /* exposed host-to-GPU copies */
     BD_D2H, /* exposed GPU-to-host copies */
     BD_NVME_READ,

@@ -47,6 +47,20 @@ void estimate_report_text(FILE *out, const EstimateReport *r)
             (unsigned long long)m->hidden, (unsigned long long)m->n_heads,
             (unsigned long long)m->n_kv_heads, (unsigned long long)m->ffn_hidden,
             (unsigned long long)m->vocab);
+    if (e->params.n_experts > 0) {
+        const uint64_t ep = moe_ep_size(&e->params, s);
+        fprintf(out,
+                "experts      %llu routed per token of %llu in %llu MoE layers%s; %.3f B "
+                "active; expert parallel %llu (%llu experts per GPU, expert data parallel "
+                "%llu); capacity factor %.2f; busiest expert %.2f x its share\n",
+                (unsigned long long)e->params.top_k, (unsigned long long)e->params.n_experts,
+                (unsigned long long)e->params.n_moe_layers,
+                m->moe.shared_ffn > 0 ? ", with shared experts" : "",
+                (double)e->params.active / 1e9, (unsigned long long)ep,
+                (unsigned long long)(e->params.n_experts / ep),
+                (unsigned long long)(s->n_gpus / ep), moe_capacity_factor(s),
+                moe_load_factor(s));
+    }
     fprintf(out, "cluster      %llu x %s (%llu node%s x %llu), %.0f GiB HBM each\n",
             (unsigned long long)platform_n_gpus(p), p->gpu.model, (unsigned long long)p->n_nodes,
             p->n_nodes == 1 ? "" : "s", (unsigned long long)p->gpus_per_node,
@@ -114,6 +128,8 @@ void estimate_report_text(FILE *out, const EstimateReport *r)
     row(out, "reduce-scatter", (double)c->reduce_scatter / 1e9, "");
     snprintf(note, sizeof note, "(%.2f x Psi x %u B)", c->total_in_psi, mem->param_bytes);
     row(out, "= total", (double)c->total / 1e9, note);
+    if (c->all_to_all > 0)
+        row(out, "all-to-all (MoE tokens, apart)", (double)c->all_to_all / 1e9, "");
 
     /* PFLOP up to 1e3, then EFLOP, so the numbers stay short. */
     const bool is_exa = e->flops.hardware >= 1e21;
@@ -174,6 +190,8 @@ void estimate_report_json_inputs(JsonWriter *w, const EstimateReport *r)
     json_begin_object(w);
     json_kv_string(w, "name", m->name);
     json_kv_u64(w, "params", e->params.total);
+    json_kv_u64(w, "active_params", e->params.active);
+    json_kv_u64(w, "ep_size", moe_ep_size(&e->params, &e->setup));
     json_kv_u64(w, "params_per_layer", e->params.per_layer);
     json_kv_u64(w, "largest_module_params", e->params.largest_module);
     json_kv_u64(w, "layers", m->n_layers);
@@ -309,6 +327,7 @@ void estimate_report_json(FILE *out, const EstimateReport *r)
     json_kv_u64(&w, "all_reduce", e->comm.all_reduce);
     json_kv_u64(&w, "all_gather", e->comm.all_gather);
     json_kv_u64(&w, "reduce_scatter", e->comm.reduce_scatter);
+    json_kv_u64(&w, "all_to_all", e->comm.all_to_all);
     json_kv_u64(&w, "total", e->comm.total);
     json_end_object(&w);
     json_kv_double(&w, "total_in_psi", e->comm.total_in_psi);

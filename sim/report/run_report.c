@@ -147,7 +147,9 @@ void run_report_text(FILE *out, const RunReport *r)
         fprintf(out, "fits: every GPU, host and NVMe stays within capacity\n");
 
     fprintf(out, "\n%-36s %10s\n", "bytes sent per rank per step", "GB");
-    static const char *const colls[] = {"all-reduce", "all-gather", "reduce-scatter", "broadcast"};
+    static const char *const colls[] = {"all-reduce", "all-gather", "reduce-scatter", "broadcast",
+                                        "all-to-all"};
+    _Static_assert(sizeof colls / sizeof colls[0] == COLL_N_KINDS, "a name per collective");
     for (int c = 0; c < COLL_N_KINDS; c++)
         if (res->coll_bytes[0][c] > 0)
             row(out, colls[c], res->coll_bytes[0][c] / k / 1e9);

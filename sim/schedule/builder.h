@@ -36,6 +36,13 @@ typedef struct Builder {
     GroupSet world;    /* all ranks */
     GroupSet shards;   /* where stage 3 gathers and reduce-scatters: all ranks, or nodes */
     GroupSet replicas; /* across shard groups (HYBRID_SHARD / MiCS); n_groups 0 if none */
+    GroupSet ep_groups;   /* expert parallelism: ep consecutive ranks split the experts */
+    GroupSet expert_dp;   /* ranks holding the same experts: their gradients and shards */
+    uint32_t ep;          /* expert-parallel size (1: none) */
+    double a2a_bytes;     /* one all-to-all buffer per rank (model/moe.h) */
+    double *unit_expert;  /* per unit: the local experts' parameters (MoE layers; else 0) */
+    double expert_bucket; /* expert gradients waiting for their own reduction */
+    uint32_t label_a2a_dispatch, label_a2a_combine;
     uint32_t n_shard;  /* ranks per shard group (logical: of all n_gpus) */
     uint32_t n_gpus;   /* data-parallel size the step stands for (>= n_ranks) */
     bool is_textbook;

@@ -22,6 +22,24 @@ void cost_step(const ModelConfig *cfg, const ModelParams *params, const RunSetup
                            : setup->recompute == RECOMPUTE_SELECTIVE_OP
                                ? kernels_pass_s(&gpu, &k->recompute_op) * rate
                                : 0.0;
+    if (cfg->moe.n_experts > 0) {
+        /* a mixture of experts: the dense layers above, the MoE layers here */
+        kernels_layer_of(cfg, setup, &gpu, false, &out->kernels);
+        out->layer_fwd = kernels_pass_s(&gpu, &k->fwd) * rate;
+        out->layer_bwd = kernels_pass_s(&gpu, &k->bwd) * rate;
+        out->layer_recompute = setup->recompute == RECOMPUTE_FULL ? out->layer_fwd
+                               : setup->recompute == RECOMPUTE_SELECTIVE
+                                   ? kernels_pass_s(&gpu, &k->attn_core) * rate
+                                   : 0.0;
+        LayerKernels moe;
+        kernels_layer_of(cfg, setup, &gpu, true, &moe);
+        out->moe_layer_fwd = kernels_pass_s(&gpu, &moe.fwd) * rate;
+        out->moe_layer_bwd = kernels_pass_s(&gpu, &moe.bwd) * rate;
+        out->moe_layer_recompute = setup->recompute == RECOMPUTE_FULL ? out->moe_layer_fwd
+                                   : setup->recompute == RECOMPUTE_SELECTIVE
+                                       ? kernels_pass_s(&gpu, &moe.attn_core) * rate
+                                       : 0.0;
+    }
     out->head_fwd = kernels_pass_s(&gpu, &k->head_fwd) * rate;
     out->head_bwd = kernels_pass_s(&gpu, &k->head_bwd) * rate;
     /* DeepSpeed's step (runtime/zero/stage_1_and_2.py, stage3.py: step()) first checks the

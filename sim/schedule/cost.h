@@ -31,6 +31,9 @@ typedef struct StepCost {
     double head_fwd;        /* embedding, final norm, logits and loss, one micro-batch */
     double head_bwd;
     double optimizer_per_param; /* GPU end-of-step work per parameter updated */
+    double moe_layer_fwd;       /* a MoE layer's passes (mixtures of experts; else 0) */
+    double moe_layer_bwd;
+    double moe_layer_recompute;
     LayerKernels kernels;       /* the passes the above come from, in seconds */
 } StepCost;
 

@@ -5,7 +5,7 @@
  * reduce stream, copy and NVMe streams, the host's optimizer stream), run in stream order, and
  * may also wait for ops on other streams or ranks (like CUDA events). Ops: COMPUTE (FLOPs on
  * the rank's GPU or its node's CPU), COLLECTIVE (one member's part in an all-reduce,
- * all-gather, reduce-scatter or broadcast over a group), COPY (H2D, D2H, D2D), DISK (NVMe read
+ * all-gather, reduce-scatter, broadcast or all-to-all over a group), COPY (H2D, D2H, D2D), DISK (NVMe read
  * or write), ALLOC/FREE (bytes of a category on a memory space). The graph is built once, then
  * finalised into flat arrays (successors in CSR form), validated (no cycle, every buffer freed
  * once, every collective joined by its whole group), and executed by engine/ or printed.
@@ -45,6 +45,7 @@ typedef enum CollectiveKind {
     COLL_ALL_GATHER,
     COLL_REDUCE_SCATTER,
     COLL_BROADCAST,
+    COLL_ALL_TO_ALL, /* every member sends 1/n of its buffer to each other member */
     COLL_N_KINDS
 } CollectiveKind;
 

@@ -11,6 +11,7 @@
 #include "builder.h"
 
 #include "../common/choices.h"
+#include "../model/moe.h"
 
 _Static_assert(SCHEDULE_DEEPSPEED == 0 && SCHEDULE_TEXTBOOK == 1,
                "choices_schedule lists the variants in ScheduleVariant order");
@@ -35,6 +36,34 @@ static void compute_all(Builder *b, OpPurpose purpose, double amount, uint32_t l
         builder_depend(b, b->wait_copy[r], id);
         b->wait_gather[r] = b->wait_bucket[r] = b->wait_copy[r] = GRAPH_NO_OP;
         b->last_compute[r] = id;
+    }
+}
+
+static void collective_set(Builder *b, const GroupSet *set, CollectiveKind kind, StreamKind stream,
+                           double bytes, uint32_t n_calls, uint32_t label);
+
+static bool is_moe_layer(const Builder *b, uint32_t u)
+{
+    return model_config_is_moe_layer(b->model, u);
+}
+
+/* A MoE layer's token exchange (model/moe.h): the dispatch all-to-all over the rank's
+ * expert-parallel group, then the combine, on the compute stream between the kernels that
+ * produce and consume them, as DeepSpeed-MoE runs its _AllToAll in the layer's forward (and
+ * backward runs both again on the gradients). */
+static void all_to_all_pair(Builder *b)
+{
+    if (b->ep < 2 || b->a2a_bytes <= 0)
+        return;
+    const uint32_t labels[2] = {b->label_a2a_dispatch, b->label_a2a_combine};
+    for (int k = 0; k < 2; k++) {
+        collective_set(b, &b->ep_groups, COLL_ALL_TO_ALL, STREAM_COMPUTE, b->a2a_bytes, 1,
+                       labels[k]);
+        for (uint32_t r = 0; r < b->n_ranks; r++) {
+            builder_depend(b, b->wait_gather[r], b->ops[r]);
+            b->wait_gather[r] = GRAPH_NO_OP;
+            b->last_compute[r] = b->ops[r];
+        }
     }
 }
 
@@ -143,6 +172,26 @@ static void flush_bucket(Builder *b, bool is_overlapped)
     }
 }
 
+/* The expert gradients gathered so far, reduced over each rank's expert-data-parallel group
+ * only (DeepSpeed-MoE keeps experts in their own parameter groups, reduced over
+ * expert_data_parallel_group: stage_1_and_2.py real_dp_process_group), on the reduce stream
+ * after the ranks' last compute. */
+static void flush_expert_bucket(Builder *b)
+{
+    if (b->expert_bucket <= 0)
+        return;
+    const double elems = b->expert_bucket;
+    b->expert_bucket = 0;
+    uint32_t n;
+    graph_group(b->g, b->expert_dp.groups[0], &n);
+    if (b->expert_dp.n_logical < 2)
+        return;
+    collective_all(b, &b->expert_dp, bucket_kind(b), STREAM_REDUCE, elems * b->mem.grad_bytes, 1,
+                   b->last_compute, MEM_BUFFERS, 0, graph_label(b->g, "expert grads"));
+    for (uint32_t r = 0; r < b->n_ranks; r++)
+        b->wait_bucket[r] = b->ops[r];
+}
+
 /* One parameter's gradient enters DeepSpeed's bucket (stage_1_and_2.py and stage3.py
  * reduce_independent_p_g_buckets_and_remove_grads / __add_grad_to_ipg_bucket): the bucket is
  * reduced first when this gradient would overflow reduce_bucket_size, so a parameter larger
@@ -164,6 +213,10 @@ static void param_bucket(Builder *b, double elems)
 static void add_gradients(Builder *b, uint32_t u, bool is_overlapped)
 {
     const double elems = b->unit_params[u];
+    if (b->unit_expert[u] > 0) { /* their own group, their own reduction */
+        b->expert_bucket += b->unit_expert[u];
+        flush_expert_bucket(b);
+    }
     double limit = (double)b->z->reduce_bucket_size;
     if (b->is_textbook)
         limit = 1e300; /* one bucket: the whole gradient after backward */
@@ -200,6 +253,18 @@ static double live_bytes(const Builder *b, double part_bytes)
     return part_bytes < cap ? part_bytes : cap;
 }
 
+/* The submodule fetches of one MoE layer's local experts: DeepSpeed's coordinator fetches
+ * every leaf module with parameters on its own (fetch_sub_module per nn.Linear), and each
+ * expert of an HF MoE block is its own modules (MixtralBlockSparseTop2MLP's w1, w2, w3;
+ * Qwen3MoeMLP's and DeepseekV3MLP's gate, up and down projections). */
+static uint32_t expert_fetch_calls(const Builder *b)
+{
+    uint32_t per_expert = 0;
+    for (size_t i = 0; i < b->params.n_moe_modules; i++)
+        per_expert += b->params.moe[i].is_expert;
+    return (uint32_t)(b->params.n_experts / b->ep) * per_expert;
+}
+
 /* Gathers unit u's parameters before their use by compute op #k of the micro-batch. The
  * prefetched share (prefetch_fraction) may start once op k-2 is done, overlapping op k-1; the
  * rest is fetched on demand once op k-1 is done. Each part lives in a MEM_BUFFERS allocation
@@ -221,7 +286,16 @@ static void gather_unit(Builder *b, uint32_t u, const OpId *before_prev, const O
     uint32_t calls[2] = {b->is_tracing ? 0 : b->calls_early,
                          b->is_tracing ? b->calls_early + b->calls_late : b->calls_late};
     const uint32_t L = (uint32_t)b->model->n_layers;
-    const uint32_t extra = (u == 0 ? 1u : 0u) + (u == L - 1 && L > 1 ? 1u : 0u);
+    uint32_t extra = (u == 0 ? 1u : 0u) + (u == L - 1 && L > 1 ? 1u : 0u);
+    /* a MoE layer whose experts come with the rest (no expert parallelism): its router,
+     * shared experts and every expert's modules are fetches of their own */
+    if (b->ep == 1 && b->params.n_experts > 0 && is_moe_layer(b, u) &&
+        b->opts->fsdp == FSDP_NONE && !b->is_textbook) {
+        extra += expert_fetch_calls(b);
+        for (size_t i = 0; i < b->params.n_moe_modules; i++)
+            extra += !b->params.moe[i].is_expert &&
+                     b->params.moe[i].weight > b->z->param_persistence_threshold;
+    }
     calls[parts[0] > 0 ? 0 : 1] += extra;
     *out_n_buffers = 0;
     for (uint32_t r = 0; r < b->n_ranks; r++)
@@ -258,6 +332,23 @@ static void gather_unit(Builder *b, uint32_t u, const OpId *before_prev, const O
         (*out_n_buffers)++;
     }
     free(fetched);
+    /* a MoE layer's local experts come from their expert-data-parallel group, one coalesced
+     * fetch per expert module, on the gather stream after the rest */
+    const double experts = b->unit_expert[u] * b->mem.param_bytes;
+    if (experts > 0 && b->expert_dp.n_logical > 1 && b->z->offload_param.device == OFFLOAD_NONE) {
+        uint32_t *bufs = out_buffers + (size_t)(*out_n_buffers) * b->n_ranks;
+        for (uint32_t r = 0; r < b->n_ranks; r++) {
+            OpId a = graph_alloc(b->g, r, STREAM_GATHER, MEM_GPU, MEM_BUFFERS, experts, &bufs[r]);
+            builder_depend(b, prev[r], a);
+        }
+        collective_set(b, &b->expert_dp, COLL_ALL_GATHER, STREAM_GATHER, experts,
+                       expert_fetch_calls(b), lab);
+        for (uint32_t r = 0; r < b->n_ranks; r++) {
+            b->last_gather[r] = b->ops[r];
+            out_ready[r] = b->ops[r];
+        }
+        (*out_n_buffers)++;
+    }
 }
 
 static void release_gathered(Builder *b, const uint32_t *buffers, uint32_t n_buffers)
@@ -309,7 +400,7 @@ static void micro_batch_init(MicroBatch *m, Builder *b, bool is_boundary)
     m->keep_acts = b->opts->has_activations;
     m->to_host = b->train->cpu_checkpointing && b->setup->recompute == RECOMPUTE_FULL;
     m->act_buf = xmalloc((size_t)(L + 1) * n * sizeof *m->act_buf);
-    m->gathered = xmalloc((size_t)2 * L * n * sizeof *m->gathered);
+    m->gathered = xmalloc((size_t)3 * L * n * sizeof *m->gathered);
     m->n_gathered = xcalloc(L, sizeof *m->n_gathered);
     m->ready = xmalloc(n * sizeof *m->ready);
     m->hist[0] = xmalloc(n * sizeof *m->hist[0]);
@@ -339,8 +430,12 @@ static void micro_batch_fini(MicroBatch *m)
 static void forward_layer(Builder *b, MicroBatch *m, uint32_t u)
 {
     const uint32_t L = (uint32_t)b->model->n_layers, n = b->n_ranks;
-    double amount = b->cost.layer_fwd + (u == L - 1 ? b->cost.head_fwd : 0.0);
+    const bool is_moe = is_moe_layer(b, u);
+    double amount = (is_moe ? b->cost.moe_layer_fwd : b->cost.layer_fwd) +
+                    (u == L - 1 ? b->cost.head_fwd : 0.0);
     compute_all(b, PURPOSE_FORWARD, amount, b->label_fwd_base + u);
+    if (is_moe)
+        all_to_all_pair(b);
     if (m->keep_acts && m->to_host && setup_is_checkpointed(b->setup, u)) {
         /* DeepSpeed's cpu_checkpointing: the checkpoint goes to host memory */
         double bytes = (double)b->act.checkpoint_per_layer;
@@ -394,12 +489,20 @@ static void backward_layer(Builder *b, MicroBatch *m, uint32_t u)
             graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, MEM_ACTIVATIONS, rebuilt, &work[r]);
     }
     /* the recomputation is its own op, before the layer's backward kernels */
-    double recompute =
-        b->setup->recompute == RECOMPUTE_FULL && !is_checkpointed ? 0.0 : b->cost.layer_recompute;
+    const bool is_moe = is_moe_layer(b, u);
+    double recompute = b->setup->recompute == RECOMPUTE_FULL && !is_checkpointed ? 0.0
+                       : is_moe ? b->cost.moe_layer_recompute
+                                : b->cost.layer_recompute;
     if (recompute > 0)
         compute_all(b, PURPOSE_RECOMPUTE, recompute, b->label_recompute_base + u);
-    double amount = b->cost.layer_bwd + (u == L - 1 ? b->cost.head_bwd : 0.0);
+    /* a recomputed MoE layer exchanges its tokens again */
+    if (recompute > 0 && is_moe && b->setup->recompute == RECOMPUTE_FULL)
+        all_to_all_pair(b);
+    double amount = (is_moe ? b->cost.moe_layer_bwd : b->cost.layer_bwd) +
+                    (u == L - 1 ? b->cost.head_bwd : 0.0);
     compute_all(b, PURPOSE_BACKWARD, amount, b->label_bwd_base + u);
+    if (is_moe) /* the gradients of the combine and of the dispatch */
+        all_to_all_pair(b);
     for (uint32_t r = 0; r < n && m->keep_acts; r++) {
         if (work)
             graph_free(b->g, r, STREAM_COMPUTE, work[r]);
@@ -410,8 +513,10 @@ static void backward_layer(Builder *b, MicroBatch *m, uint32_t u)
     free(work);
     if (m->reduces_now && m->buckets_during_backward)
         add_gradients(b, u, m->is_overlapped);
-    else if (m->reduces_now)
+    else if (m->reduces_now) {
         b->bucket_elems += b->unit_params[u];
+        b->expert_bucket += b->unit_expert[u];
+    }
 }
 
 /* The gradients left after backward: the last bucket, or every bucket one after another on
@@ -420,6 +525,7 @@ static void reduce_after_backward(Builder *b, const MicroBatch *m)
 {
     if (!m->reduces_now)
         return;
+    flush_expert_bucket(b);
     if (m->buckets_during_backward) {
         flush_bucket(b, m->is_overlapped);
         return;
@@ -444,7 +550,7 @@ static void micro_batch(Builder *b, bool is_boundary)
     for (uint32_t k = 0; k < 2 * L; k++) {
         const bool is_fwd = k < L;
         const uint32_t u = is_fwd ? k : 2 * L - 1 - k;
-        uint32_t *unit_bufs = m.gathered + (size_t)2 * u * n;
+        uint32_t *unit_bufs = m.gathered + (size_t)3 * u * n;
         if (stage3 && (is_fwd || m.regathers)) {
             /* on demand (after op k-1) for the textbook ZeRO-3 and FSDP without backward
              * prefetch; else the prefetched part may start after op k-2 */
@@ -525,9 +631,17 @@ static void boundary(Builder *b)
             b->wait_gather[r] = b->ops[r];
     }
     if ((b->z->stage == 1 || b->z->stage == 2) && n > 1) {
+        /* experts split over ep ranks are gathered inside their expert-data-parallel group */
+        const double local = (double)moe_local_expert_params(&b->params, b->ep);
+        const double split = b->ep > 1 ? local : 0.0;
         collective_all(b, &b->world, COLL_ALL_GATHER, STREAM_GATHER,
-                       (double)b->params.total * b->mem.param_bytes, 1, b->last_compute,
-                       MEM_BUFFERS, 0, graph_label(b->g, "gather params"));
+                       ((double)b->params.total - (b->ep > 1 ? (double)b->params.experts_total : 0.0)) *
+                           b->mem.param_bytes,
+                       1, b->last_compute, MEM_BUFFERS, 0, graph_label(b->g, "gather params"));
+        if (split > 0 && b->expert_dp.n_logical > 1)
+            collective_all(b, &b->expert_dp, COLL_ALL_GATHER, STREAM_GATHER,
+                           split * b->mem.param_bytes, 1, b->last_compute, MEM_BUFFERS, 0,
+                           graph_label(b->g, "gather experts"));
         for (uint32_t r = 0; r < n; r++)
             b->wait_gather[r] = b->ops[r];
     }
@@ -543,8 +657,29 @@ static void split_units(Builder *b)
                                 params_persistent(p, 0, b->z->param_persistence_threshold);
     b->unit_params = xmalloc(L * sizeof *b->unit_params);
     b->unit_gathered = xmalloc(L * sizeof *b->unit_gathered);
+    b->unit_expert = xcalloc(L, sizeof *b->unit_expert);
     for (uint32_t u = 0; u < L; u++) {
         double own = (double)p->per_layer, gathered = (double)(p->per_layer - persistent_layer);
+        if (p->n_experts > 0 && is_moe_layer(b, u)) {
+            /* the block's router and shared experts like attention; its local experts apart,
+             * or with the rest when every rank holds every expert */
+            const double local = (double)(p->n_experts / b->ep * p->expert);
+            const double moe_persistent =
+                (double)(params_persistent(p, 1, b->z->param_persistence_threshold) -
+                         params_persistent(p, 0, b->z->param_persistence_threshold)) -
+                (double)persistent_layer;
+            own += (double)p->moe_replicated;
+            gathered += (double)p->moe_replicated - moe_persistent;
+            if (b->ep > 1) {
+                b->unit_expert[u] = local;
+            } else {
+                own += local;
+                gathered += local;
+            }
+        } else if (p->n_experts > 0) {
+            own += (double)p->dense_mlp;
+            gathered += (double)p->dense_mlp;
+        }
         if (u == 0) {
             own += (double)(p->embedding + p->position);
             gathered += (double)(p->embedding + p->position);
@@ -689,8 +824,57 @@ static void make_groups(Builder *b, const Platform *p)
     free(members);
 }
 
+/* Expert parallelism (model/moe.h, DeepSpeed's groups.py): expert-parallel groups of ep
+ * consecutive ranks, and expert-data-parallel groups of the ranks at the same place in each;
+ * in symmetric mode these stand for n_gpus / ep members. */
+static void make_expert_groups(Builder *b, const Platform *p)
+{
+    const uint32_t n = b->n_ranks, ep = b->ep;
+    b->ep_groups.n_logical = ep;
+    b->expert_dp.n_logical = b->n_gpus / ep;
+    uint32_t *members = xmalloc(n * sizeof *members);
+    if (ep > n) {
+        /* Symmetric mode with expert-parallel groups wider than the simulated nodes: the
+         * simulated ranks are one EP group standing for ep members, and the ranks at the
+         * same local GPU of each simulated node stand for the expert-data-parallel ring,
+         * which crosses nodes on the same rail as the real one. */
+        const uint32_t g = (uint32_t)p->gpus_per_node < n ? (uint32_t)p->gpus_per_node : n;
+        for (uint32_t i = 0; i < n; i++)
+            members[i] = i;
+        b->ep_groups.n_groups = 1;
+        b->ep_groups.groups = xmalloc(sizeof *b->ep_groups.groups);
+        b->ep_groups.groups[0] = graph_add_group(b->g, members, n);
+        b->expert_dp.n_groups = g;
+        b->expert_dp.groups = xmalloc(g * sizeof *b->expert_dp.groups);
+        for (uint32_t i = 0; i < g; i++) {
+            for (uint32_t k = 0; k < n / g; k++)
+                members[k] = k * g + i;
+            b->expert_dp.groups[i] = graph_add_group(b->g, members, n / g);
+        }
+        free(members);
+        return;
+    }
+    b->ep_groups.n_groups = n / ep;
+    b->ep_groups.groups = xmalloc(b->ep_groups.n_groups * sizeof *b->ep_groups.groups);
+    for (uint32_t k = 0; k < b->ep_groups.n_groups; k++) {
+        for (uint32_t i = 0; i < ep; i++)
+            members[i] = k * ep + i;
+        b->ep_groups.groups[k] = graph_add_group(b->g, members, ep);
+    }
+    b->expert_dp.n_groups = ep;
+    b->expert_dp.groups = xmalloc(ep * sizeof *b->expert_dp.groups);
+    for (uint32_t i = 0; i < ep; i++) {
+        for (uint32_t k = 0; k < n / ep; k++)
+            members[k] = k * ep + i;
+        b->expert_dp.groups[i] = graph_add_group(b->g, members, n / ep);
+    }
+    free(members);
+}
+
 static void free_groups(Builder *b)
 {
+    free(b->ep_groups.groups);
+    free(b->expert_dp.groups);
     free(b->world.groups);
     free(b->shards.groups);
     free(b->replicas.groups);
@@ -735,7 +919,18 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
     b.is_textbook = opts->variant == SCHEDULE_TEXTBOOK;
     b.g = graph_create(n);
     params_count(model, &b.params);
-    zero_memory(train, &b.params, model->n_layers, n_gpus, &b.mem);
+    b.ep = (uint32_t)moe_ep_size(&b.params, setup);
+    const bool ep_fits = b.ep <= n ? n % b.ep == 0 : b.ep % n == 0 && n % p->gpus_per_node == 0;
+    if (n_gpus % b.ep != 0 || !ep_fits || b.params.n_experts % b.ep != 0) {
+        graph_destroy(b.g);
+        err_set(err,
+                "--ep-size %u: expected a divisor of the %u simulated GPUs, of the GPU count %u "
+                "and of the %llu experts",
+                b.ep, n, n_gpus, (unsigned long long)b.params.n_experts);
+        return NULL;
+    }
+    zero_memory_ep(train, &b.params, model->n_layers, n_gpus, b.ep, &b.mem);
+    b.a2a_bytes = moe_all_to_all_buffer_bytes(model, &b.params, setup);
     b.n_shard = (uint32_t)zero_shard_gpus(b.z, n_gpus);
     if (opts->has_activations) {
         RuntimeMemory rt;
@@ -756,6 +951,11 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
     fetch_plan(&b);
     labels(&b);
     make_groups(&b, p);
+    if (b.ep > 1) {
+        make_expert_groups(&b, p);
+        b.label_a2a_dispatch = graph_label(b.g, "a2a dispatch");
+        b.label_a2a_combine = graph_label(b.g, "a2a combine");
+    }
     OpId **arrays[] = {
         &b.ops,          &b.scratch,      &b.wait_copy,   &b.last_d2h,    &b.pending_update,
         &b.older_update, &b.last_compute, &b.wait_gather, &b.wait_bucket, &b.last_reduce,
@@ -786,6 +986,7 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
         free(*arrays[k]);
     free(b.unit_params);
     free(b.unit_gathered);
+    free(b.unit_expert);
     free_groups(&b);
     if (graph_finalize(b.g, err)) {
         graph_destroy(b.g);

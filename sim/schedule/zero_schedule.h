@@ -27,7 +27,11 @@
  * Offload (offload.c): ZeRO-Offload copies each rank's gradient share to the host as buckets
  * are reduced and steps the optimizer on the CPU; ZeRO-Infinity also streams optimizer states
  * and parameters through NVMe.
- * Memory: model states allocated for the whole run from zero_memory(), activations from
+ * Mixtures of experts with expert parallelism (model/moe.h): each MoE layer's forward,
+ * backward and recomputation exchange its tokens by a dispatch and a combine all-to-all over
+ * the expert-parallel group, expert gradients are reduced (and ZeRO-3 experts gathered) over
+ * the expert-data-parallel group only.
+ * Memory: model states allocated for the whole run from zero_memory_ep(), activations from
  * activations.h per layer between its forward and its backward, buckets and gathered
  * parameters while they live.
  */

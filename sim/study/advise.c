@@ -37,7 +37,31 @@ static EstimateOptions setup_of(const Candidate *c, uint64_t seq_len)
                              .recompute = c->is_checkpointed ? RECOMPUTE_FULL : RECOMPUTE_NONE,
                              .checkpoint_every = 1,
                              .is_flash_attention = true,
-                             .headroom_fraction = ESTIMATE_DEFAULT_HEADROOM_FRACTION};
+                             .headroom_fraction = ESTIMATE_DEFAULT_HEADROOM_FRACTION,
+                             .ep_size = c->ep_size};
+}
+
+/* The expert-parallel sizes searched for a mixture of experts (docs/MODEL.md, "Mixtures of
+ * experts"): none (1), the GPUs of a node (the all-to-all stays on NVLink), and the widest
+ * power of two dividing both the experts and the GPUs (the fewest experts per GPU, the
+ * all-to-all across nodes); each a divisor of the experts and the GPU count. Returns how many
+ * (1 for a dense model). */
+static size_t ep_sizes(const AdviseRequest *req, uint64_t out[3])
+{
+    const uint64_t n_gpus = platform_n_gpus(req->platform), experts = req->model->moe.n_experts;
+    size_t n = 0;
+    out[n++] = 1;
+    if (experts == 0)
+        return n;
+    uint64_t widest = 1;
+    while (widest * 2 <= n_gpus && n_gpus % (widest * 2) == 0 && experts % (widest * 2) == 0)
+        widest *= 2;
+    const uint64_t g = req->platform->gpus_per_node;
+    if (g > 1 && g < widest && experts % g == 0 && n_gpus % g == 0)
+        out[n++] = g;
+    if (widest > 1)
+        out[n++] = widest;
+    return n;
 }
 
 /* Estimates candidate c; fills fits, runs_out, shortfall and the estimated GPU peak. */
@@ -162,15 +186,16 @@ static int simulate(Candidate *c, const AdviseRequest *req, Err *err)
 /* The candidate of one shape at the largest power-of-two micro-batch that fits (and divides
  * the per-GPU share of the global batch); else at micro-batch 1, which says by how much it
  * does not fit. */
-static int search_micro_batch(const Shape *s, bool is_checkpointed, const AdviseRequest *req,
-                              Candidate *out, Err *err)
+static int search_micro_batch(const Shape *s, bool is_checkpointed, uint64_t ep_size,
+                              const AdviseRequest *req, Candidate *out, Err *err)
 {
     const uint64_t n = platform_n_gpus(req->platform);
     const uint64_t batch = req->global_batch;
     Candidate c = {.zero_stage = s->stage,
                    .offload_optimizer = s->optimizer,
                    .offload_param = s->param,
-                   .is_checkpointed = is_checkpointed};
+                   .is_checkpointed = is_checkpointed,
+                   .ep_size = ep_size};
     bool found = false;
     for (uint64_t mb = 1; mb <= req->max_micro_batch; mb *= 2) {
         uint64_t share = batch ? batch / n : mb;
@@ -198,7 +223,9 @@ static int search_micro_batch(const Shape *s, bool is_checkpointed, const Advise
 int advise_search(const AdviseRequest *req, Candidate **out_candidates, size_t *out_n, Err *err)
 {
     const size_t n_shapes = sizeof shapes / sizeof shapes[0];
-    Candidate *cands = calloc(2 * n_shapes, sizeof *cands);
+    uint64_t eps[3];
+    const size_t n_eps = ep_sizes(req, eps);
+    Candidate *cands = calloc(2 * n_shapes * n_eps, sizeof *cands);
     size_t n = 0;
     *out_candidates = NULL;
     *out_n = 0;
@@ -207,9 +234,10 @@ int advise_search(const AdviseRequest *req, Candidate **out_candidates, size_t *
     for (size_t s = 0; s < n_shapes; s++) {
         if (shapes[s].optimizer == OFFLOAD_NVME && req->platform->nvme.n_drives == 0)
             continue;
-        for (int ckpt = 0; ckpt < 2; ckpt++)
-            if (search_micro_batch(&shapes[s], ckpt, req, &cands[n++], err))
-                goto fail;
+        for (size_t e = 0; e < n_eps; e++)
+            for (int ckpt = 0; ckpt < 2; ckpt++)
+                if (search_micro_batch(&shapes[s], ckpt, eps[e], req, &cands[n++], err))
+                    goto fail;
     }
     for (size_t i = 0; i < n; i++)
         if (cands[i].fits && simulate(&cands[i], req, err))

@@ -5,7 +5,8 @@
     nccl_validate.py ZEROSIM --check docs/COLLECTIVES.md   fail if the table is out of date
     nccl_validate.py ZEROSIM --plot DIR                    draw the curves (needs matplotlib)
 
-Each point runs the shipped platform resized to the point's GPUs, at the point's nccl-tests
+Each point runs the shipped platform (or a platform file of the repository, for a machine
+no shipped platform describes) resized to the point's GPUs, at the point's nccl-tests
 size, with NCCL's own choice of algorithm and protocol unless the source restricted it
 (NCCL_ALGO=RING becomes --algo ring). The error is (zerosim - published) / published on the
 published quantity (bus bandwidth, or time for small messages). The bound is 5% for large
@@ -23,7 +24,12 @@ BEGIN = "<!-- BEGIN nccl-tests table (tests/validation/nccl_validate.py --write)
 END = "<!-- END nccl-tests table -->"
 
 
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
 def run(zerosim, platform, gpus, op, min_bytes, max_bytes, algo=None):
+    if "/" in platform:  # a platform file of the repository (tests/validation/platforms/)
+        platform = os.path.join(ROOT, platform)
     cmd = [zerosim, "collective", "--platform", platform, "--gpus", str(gpus), "--op", op,
            "--min-bytes", str(min_bytes), "--max-bytes", str(max_bytes), "--json", "-"]
     if algo:

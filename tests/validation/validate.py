@@ -10,7 +10,7 @@ Each case's "run" section in cases.json says how it becomes a zerosim run: the m
 preset "model", a file "model_file" under tests/validation/, or an inline HuggingFace config
 "model_mpt"), the platform (shipped "platform" or "platform_file" under tests/validation/),
 resized to the case's GPU count, the sequence length, activation checkpointing, FSDP strategy,
-optimizer offload and attention kernels (FlashAttention, or "flash": "off" for the unfused
+expert parallelism ("ep_size"), the simulation mode ("mode"), optimizer offload and attention kernels (FlashAttention, or "flash": "off" for the unfused
 softmax of the case's codebase). A DeepSpeed config is written from the training section.
 The metric is the one the source published (TFLOP/s per GPU by Megatron's formula, tokens/s
 per GPU, MFU). Each case has an error budget ("budget_pct", the |error| --check allows): the
@@ -78,6 +78,10 @@ def simulate(zerosim, case, extra=(), recompute=None):
            "--cross-entropy", run.get("cross_entropy", "eager"), "--json", "-", *extra]
     if run.get("fsdp"):
         cmd += ["--fsdp", run["fsdp"]]
+    if run.get("ep_size"):  # expert parallelism of a mixture of experts
+        cmd += ["--ep-size", str(run["ep_size"])]
+    if run.get("mode"):  # symmetric mode for thousands of GPUs
+        cmd += ["--mode", run["mode"]]
     proc = subprocess.run(cmd, capture_output=True, text=True,
                           env=dict(os.environ, ZEROSIM_DATA_DIR=ROOT))
     for t in temps:
