@@ -293,6 +293,20 @@ static void test_fabric_non_blocking_is_not_shared(void **state)
     assert_false(platform_fabric_is_shared(&p)); /* 1:1 everywhere */
 }
 
+static void test_fabric_leaves_of_one_node_are_the_per_node_model(void **state)
+{
+    (void)state;
+    char *text = edit("\"oversubscription\": 1, \"latency_s\": 4e-7",
+                      "\"oversubscription\": 4, \"latency_s\": 4e-7, \"nodes_per_leaf\": 1");
+    Platform p;
+    parse_ok(text, &p);
+    free(text);
+    Err err = {0};
+    assert_int_equal(platform_resize(&p, 0, 16, &err), 0);
+    /* every hop leaves its one-node leaf through a 4:1 uplink, as symmetric mode assumes */
+    assert_false(platform_fabric_is_shared(&p));
+}
+
 static void test_fabric_cross_nic_rails_leave_the_leaf(void **state)
 {
     (void)state;
@@ -489,6 +503,7 @@ int main(void)
         cmocka_unit_test(test_fabric_without_structure_is_the_per_node_model),
         cmocka_unit_test(test_fabric_two_tiers_parse),
         cmocka_unit_test(test_fabric_non_blocking_is_not_shared),
+        cmocka_unit_test(test_fabric_leaves_of_one_node_are_the_per_node_model),
         cmocka_unit_test(test_fabric_cross_nic_rails_leave_the_leaf),
         cmocka_unit_test(test_fabric_structure_errors),
         cmocka_unit_test(test_straggler_must_be_in_the_platform),

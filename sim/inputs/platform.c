@@ -514,9 +514,12 @@ bool platform_fabric_is_shared(const Platform *p)
 {
     if (p->fabric.nodes_per_leaf == 0 || p->n_nodes < 2)
         return false;
-    const bool is_oversubscribed = p->fabric.oversubscription > 1.0 ||
-                                   p->fabric.spine_oversubscription > 1.0 ||
-                                   p->fabric.core_oversubscription > 1.0;
+    const bool is_above_leaf_limited =
+        p->fabric.spine_oversubscription > 1.0 || p->fabric.core_oversubscription > 1.0;
+    /* leaves of one node under an unlimited spine: the per-node model itself */
+    if (p->fabric.nodes_per_leaf == 1 && !is_above_leaf_limited)
+        return false;
+    const bool is_oversubscribed = p->fabric.oversubscription > 1.0 || is_above_leaf_limited;
     const bool leaves_leaf = platform_n_leaf_groups(p) > 1 ||
                              (p->fabric.topology == FABRIC_RAIL_OPTIMIZED &&
                               p->job.ring_order == PLATFORM_RING_CROSS_NIC);
