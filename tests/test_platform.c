@@ -240,6 +240,132 @@ static void test_gpus_per_switch_must_divide_node(void **state)
 
 /* ------------------------------------------------------------------------------- shipped */
 
+/* ---------------------------------------------------------------------------- the fabric */
+
+static void test_fabric_without_structure_is_the_per_node_model(void **state)
+{
+    (void)state;
+    Platform p;
+    parse_ok(toy, &p);
+    assert_int_equal(p.fabric.nodes_per_leaf, 0);
+    assert_int_equal(p.fabric.nodes_per_pod, 0);
+    assert_true(p.fabric.spine_oversubscription == 1.0);
+    assert_true(p.fabric.core_oversubscription == 1.0);
+    assert_int_equal(platform_n_leaf_groups(&p), 0);
+    assert_false(platform_fabric_is_shared(&p));
+}
+
+static const char two_tier[] = "\"latency_s\": 4e-7, \"nodes_per_leaf\": 4, \"spine\": "
+                               "{\"oversubscription\": 2, \"nodes_per_pod\": 8, "
+                               "\"core_oversubscription\": 4}";
+
+static void test_fabric_two_tiers_parse(void **state)
+{
+    (void)state;
+    char *text = edit("\"latency_s\": 4e-7", two_tier);
+    Platform p;
+    parse_ok(text, &p);
+    free(text);
+    assert_int_equal(p.fabric.nodes_per_leaf, 4);
+    assert_int_equal(p.fabric.nodes_per_pod, 8);
+    assert_true(p.fabric.spine_oversubscription == 2.0);
+    assert_true(p.fabric.core_oversubscription == 4.0);
+    Err err = {0};
+    assert_int_equal(platform_resize(&p, 0, 10, &err), 0);
+    /* 10 nodes in leaves of 4: the last leaf group is partly empty */
+    assert_int_equal(platform_n_leaf_groups(&p), 3);
+    assert_true(platform_fabric_is_shared(&p));
+    /* one leaf group only, and rail-aligned hops: nothing leaves the leaf */
+    assert_int_equal(platform_resize(&p, 0, 4, &err), 0);
+    assert_false(platform_fabric_is_shared(&p));
+}
+
+static void test_fabric_non_blocking_is_not_shared(void **state)
+{
+    (void)state;
+    char *text = edit("\"latency_s\": 4e-7", "\"latency_s\": 4e-7, \"nodes_per_leaf\": 2");
+    Platform p;
+    parse_ok(text, &p);
+    free(text);
+    Err err = {0};
+    assert_int_equal(platform_resize(&p, 0, 16, &err), 0);
+    assert_int_equal(platform_n_leaf_groups(&p), 8);
+    assert_false(platform_fabric_is_shared(&p)); /* 1:1 everywhere */
+}
+
+static void test_fabric_leaves_of_one_node_are_the_per_node_model(void **state)
+{
+    (void)state;
+    char *text = edit("\"oversubscription\": 1, \"latency_s\": 4e-7",
+                      "\"oversubscription\": 4, \"latency_s\": 4e-7, \"nodes_per_leaf\": 1");
+    Platform p;
+    parse_ok(text, &p);
+    free(text);
+    Err err = {0};
+    assert_int_equal(platform_resize(&p, 0, 16, &err), 0);
+    /* every hop leaves its one-node leaf through a 4:1 uplink, as symmetric mode assumes */
+    assert_false(platform_fabric_is_shared(&p));
+}
+
+static void test_fabric_cross_nic_rails_leave_the_leaf(void **state)
+{
+    (void)state;
+    char *text = edit("\"fabric\": {\"topology\": \"fat_tree\", \"oversubscription\": 1",
+                      "\"fabric\": {\"topology\": \"rail_optimized\", \"oversubscription\": 2, "
+                      "\"nodes_per_leaf\": 8");
+    Platform p;
+    parse_ok(text, &p);
+    free(text);
+    assert_false(platform_fabric_is_shared(&p)); /* two nodes under the same rail leaves */
+    platform_set_ring_order(&p, PLATFORM_RING_CROSS_NIC);
+    assert_true(platform_fabric_is_shared(&p)); /* each hop changes rail: up to the spine */
+}
+
+static void test_fabric_structure_errors(void **state)
+{
+    (void)state;
+    assert_edit_fails("\"latency_s\": 4e-7", "\"latency_s\": 4e-7, \"spine\": "
+                                             "{\"oversubscription\": 2}",
+                      "p.json: fabric.spine: expected fabric.nodes_per_leaf beside it (a spine "
+                      "tier joins leaf switches), got no nodes_per_leaf");
+    assert_edit_fails("\"latency_s\": 4e-7", "\"latency_s\": 4e-7, \"nodes_per_leaf\": 0",
+                      "p.json: fabric.nodes_per_leaf: expected integer in [1, 1048576], got 0");
+    assert_edit_fails("\"latency_s\": 4e-7",
+                      "\"latency_s\": 4e-7, \"nodes_per_leaf\": 4, \"spine\": "
+                      "{\"oversubscription\": 2, \"nodes_per_pod\": 8}",
+                      "p.json: fabric.spine.core_oversubscription: expected nodes_per_pod and "
+                      "core_oversubscription together (a second tier has both), got only "
+                      "nodes_per_pod");
+    assert_edit_fails("\"latency_s\": 4e-7",
+                      "\"latency_s\": 4e-7, \"nodes_per_leaf\": 4, \"spine\": "
+                      "{\"oversubscription\": 2, \"nodes_per_pod\": 6, "
+                      "\"core_oversubscription\": 1}",
+                      "p.json: fabric.spine.nodes_per_pod: expected a multiple of "
+                      "fabric.nodes_per_leaf = 4 (a pod holds whole leaves), got 6");
+    assert_edit_fails("\"latency_s\": 4e-7",
+                      "\"latency_s\": 4e-7, \"nodes_per_leaf\": 4, \"spine\": "
+                      "{\"oversubscription\": 0.5}",
+                      "p.json: fabric.spine.oversubscription: expected number in [1, 1024], "
+                      "got 0.5");
+}
+
+static void test_straggler_must_be_in_the_platform(void **state)
+{
+    (void)state;
+    Platform p;
+    parse_ok(toy, &p);
+    Err err = {0};
+    assert_int_equal(platform_set_straggler(&p, true, 2, 1.5, "--straggler", &err), -1);
+    assert_string_equal(err.msg, "--straggler: expected a node below 2 (platform toy), got 2");
+    Err err2 = {0};
+    assert_int_equal(platform_set_straggler(&p, false, 15, 1.0, "--straggler", &err2), -1);
+    assert_string_equal(err2.msg, "--straggler: expected a slowdown in (1, 1e6], got 1");
+    Err err3 = {0};
+    assert_int_equal(platform_set_straggler(&p, false, 15, 2.0, "--straggler", &err3), 0);
+    assert_true(p.job.has_straggler && !p.job.is_straggler_node);
+    assert_int_equal(p.job.straggler_index, 15);
+}
+
 static void test_every_shipped_platform_loads(void **state)
 {
     (void)state;
@@ -374,6 +500,13 @@ int main(void)
         cmocka_unit_test(test_missing_key),
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_gpus_per_switch_must_divide_node),
+        cmocka_unit_test(test_fabric_without_structure_is_the_per_node_model),
+        cmocka_unit_test(test_fabric_two_tiers_parse),
+        cmocka_unit_test(test_fabric_non_blocking_is_not_shared),
+        cmocka_unit_test(test_fabric_leaves_of_one_node_are_the_per_node_model),
+        cmocka_unit_test(test_fabric_cross_nic_rails_leave_the_leaf),
+        cmocka_unit_test(test_fabric_structure_errors),
+        cmocka_unit_test(test_straggler_must_be_in_the_platform),
         cmocka_unit_test(test_every_shipped_platform_loads),
         cmocka_unit_test(test_load_unknown_name),
         cmocka_unit_test(test_resize_whole_nodes),

@@ -133,6 +133,44 @@ int cli_choice(const char *command, const char *option, const Choices *choices, 
     return 0;
 }
 
+int cli_job_options(const char *command, const char *ring_order, const char *straggler,
+                    CliJob *out)
+{
+    memset(out, 0, sizeof *out);
+    if (cli_choice(command, "--ring-order", &choices_ring_order, false, ring_order,
+                   &out->ring_order))
+        return EXIT_BAD_USAGE;
+    if (straggler == NULL)
+        return 0;
+    char kind[8] = "";
+    unsigned long long index = 0;
+    double slowdown = 0;
+    int n_used = 0;
+    if (sscanf(straggler, "%7[a-z]:%llu:%lf%n", kind, &index, &slowdown, &n_used) != 3 ||
+        straggler[n_used] != '\0' || (strcmp(kind, "node") != 0 && strcmp(kind, "gpu") != 0) ||
+        !(slowdown > 1.0) || slowdown > 1e6)
+        return cli_usage_error(command,
+                               "--straggler: expected node:K:F or gpu:R:F with a slowdown F in "
+                               "(1, 1e6] (node:3:1.5: node 3 computes 1.5x slower), got \"%s\"",
+                               straggler);
+    out->has_straggler = true;
+    out->is_straggler_node = strcmp(kind, "node") == 0;
+    out->straggler_index = index;
+    out->straggler_slowdown = slowdown;
+    return 0;
+}
+
+int cli_job_apply(const char *command, const CliJob *job, Platform *p)
+{
+    platform_set_ring_order(p, (PlatformRingOrder)job->ring_order);
+    Err err = {0};
+    if (job->has_straggler &&
+        platform_set_straggler(p, job->is_straggler_node, job->straggler_index,
+                               job->straggler_slowdown, "--straggler", &err))
+        return cli_usage_error(command, "%s", err.msg);
+    return 0;
+}
+
 int cli_count(const char *command, const char *option, const char *text, uint64_t *out)
 {
     return parse_scaled(command, option, text, false, out);

@@ -140,6 +140,38 @@ int cli_cross_entropy(const char *command, const char *text, EstimateOptions *ou
 int cli_train_overrides(const char *command, const CliOption *options, int n_options,
                         TrainOverrides *out);
 
+/* Help lines for the job-placement options. */
+#define CLI_HELP_JOB                                                                               \
+    "  --ring-order packed|spread|cross_nic\n"                                                     \
+    "                   the order of nodes along NCCL's rings on a fabric with leaf groups\n"    \
+    "                   (docs/PLATFORM-FORMAT.md): packed fills each leaf (default),\n"           \
+    "                   spread puts node i on leaf i mod leaves, cross_nic changes rail at\n"    \
+    "                   every hop (NCCL_CROSS_NIC=1)\n"                                            \
+    "  --straggler node:K:F|gpu:R:F\n"                                                             \
+    "                   node K's GPUs (or GPU rank R) compute F > 1 times slower\n"
+
+/* How the job sits on the fabric: --ring-order and --straggler (docs/PLATFORM-FORMAT.md, "The
+ * job on the fabric"), parsed before any file is read and applied to the resized platform. */
+typedef struct CliJob {
+    int ring_order; /* PlatformRingOrder */
+    bool has_straggler;
+    bool is_straggler_node;
+    uint64_t straggler_index;
+    double straggler_slowdown;
+} CliJob;
+
+/* Option table entries for them (read with cli_job_options). */
+#define CLI_JOB_OPTIONS {"--ring-order", true, NULL}, {"--straggler", true, NULL}
+
+/* Parses --ring-order (packed, spread, cross_nic) and --straggler (node:K:F or gpu:R:F, F > 1);
+ * NULL text means absent. 0, or EXIT_BAD_USAGE with the message printed. */
+int cli_job_options(const char *command, const char *ring_order, const char *straggler,
+                    CliJob *out);
+
+/* Applies them to platform p (resized): 0, or EXIT_BAD_USAGE with the message printed when
+ * the straggler is not in the platform. */
+int cli_job_apply(const char *command, const CliJob *job, Platform *p);
+
 /* Set by main() when --quiet is given anywhere on the command line: warnings are not printed. */
 extern bool cli_is_quiet;
 

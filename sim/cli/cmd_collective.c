@@ -49,6 +49,7 @@ static const char *const help =
     "  --stepwise       simulate every ring step as its own message (slower; validates\n"
     "                   the fluid flows of the ideal model, whose latencies it keeps)\n"
     "  --json FILE|-    also write the rows as a JSON array to FILE; '-' writes only JSON\n"
+    CLI_HELP_JOB
     "  -h, --help       this text\n"
     "\n"
     "Sizes are the collective's buffer (nccl-tests' size column). Exit codes: 0 success,\n"
@@ -65,6 +66,8 @@ enum {
     OPT_STEPWISE,
     OPT_JSON,
     OPT_COMM_MODEL,
+    OPT_RING_ORDER,
+    OPT_STRAGGLER,
     N_OPTS
 };
 
@@ -118,6 +121,7 @@ int cmd_collective(int argc, char **argv)
         [OPT_STEPWISE] = {"--stepwise", false, NULL},
         [OPT_JSON] = {"--json", true, NULL},
         [OPT_COMM_MODEL] = {"--comm-model", true, NULL},
+        [OPT_RING_ORDER] = CLI_JOB_OPTIONS,
     };
     const char *cmd = "collective";
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
@@ -130,6 +134,9 @@ int cmd_collective(int argc, char **argv)
         cli_choice(cmd, "--algo", &choices_algo, false, o[OPT_ALGO].value, &algo) ||
         cli_choice(cmd, "--comm-model", &choices_comm_model, false, o[OPT_COMM_MODEL].value,
                    &comm_model))
+        return EXIT_BAD_USAGE;
+    CliJob job;
+    if (cli_job_options(cmd, o[OPT_RING_ORDER].value, o[OPT_STRAGGLER].value, &job))
         return EXIT_BAD_USAGE;
     const CollectiveKind op = (CollectiveKind)op_value;
     EngineOptions opts = {.algo = (CollAlgo)algo,
@@ -160,6 +167,8 @@ int cmd_collective(int argc, char **argv)
         fprintf(stderr, "zerosim: %s\n", err.msg);
         return EXIT_BAD_USAGE;
     }
+    if (cli_job_apply(cmd, &job, &platform))
+        return EXIT_BAD_USAGE;
     const uint32_t n = (uint32_t)platform_n_gpus(&platform);
     if (n < 2)
         return cli_usage_error(cmd,

@@ -73,9 +73,12 @@ static const char *const help =
     "                   seed chapter's fluid ring (steps x route latency + volume / rate)\n"
     "  --mode auto|full|symmetric\n"
     "                   full simulates every rank; symmetric simulates two nodes whose\n"
-    "                   collectives carry the volumes and steps of all of them (exact for\n"
-    "                   data-parallel steps on a fabric without shared bottlenecks, and\n"
-    "                   far faster); auto: symmetric beyond 4 nodes (default)\n"
+    "                   collectives carry the volumes and steps of all of them, on the\n"
+    "                   per-node fabric (exact for data-parallel steps on a fabric without\n"
+    "                   shared bottlenecks, and far faster); auto (default): symmetric\n"
+    "                   beyond 4 nodes unless a straggler or an oversubscribed fabric that\n"
+    "                   only some ring hops cross breaks the symmetry (the report says why)\n"
+    CLI_HELP_JOB
     "  --json FILE|-    also write the JSON report to FILE; '-' writes only JSON to stdout\n"
     "  --trace FILE|-   write a Chrome trace (opens in Perfetto) of the traced ranks; '-'\n"
     "                   writes only the trace to stdout\n"
@@ -115,6 +118,8 @@ enum {
     OPT_IMBALANCE,
     OPT_COMM_MODEL,
     OPT_DS_VERSION,
+    OPT_RING_ORDER,
+    OPT_STRAGGLER,
     N_OPTS
 };
 
@@ -144,6 +149,7 @@ typedef struct RunArgs {
     ScheduleOptions sched;
     EngineOptions eng;
     int fsdp, prefetch, mode;
+    CliJob job;
     const char *json, *trace, *ranks;
     bool is_trace_stdout;
 } RunArgs;
@@ -179,6 +185,7 @@ static int parse_args(int argc, char **argv, RunArgs *a)
         [OPT_IMBALANCE] = {"--moe-imbalance", true, NULL},
         [OPT_COMM_MODEL] = {"--comm-model", true, NULL},
         [OPT_DS_VERSION] = {"--deepspeed-version", true, NULL},
+        [OPT_RING_ORDER] = CLI_JOB_OPTIONS,
     };
     const char *cmd = "run";
     memset(a, 0, sizeof *a);
@@ -221,8 +228,13 @@ static int parse_args(int argc, char **argv, RunArgs *a)
         cli_choice(cmd, "--algo", &choices_algo, false, o[OPT_ALGO].value, &algo) ||
         cli_choice(cmd, "--comm-model", &choices_comm_model, false, o[OPT_COMM_MODEL].value,
                    &comm_model) ||
-        cli_deepspeed_version(cmd, o[OPT_DS_VERSION].value, &a->sched.zero3_generation))
+        cli_deepspeed_version(cmd, o[OPT_DS_VERSION].value, &a->sched.zero3_generation) ||
+        cli_job_options(cmd, o[OPT_RING_ORDER].value, o[OPT_STRAGGLER].value, &a->job))
         return EXIT_BAD_USAGE;
+    if (a->job.has_straggler && a->mode == SIM_MODE_SYMMETRIC)
+        return cli_usage_error(cmd, "--straggler: expected --mode full or auto (symmetric mode "
+                                    "simulates two nodes that stand for all, so none can be "
+                                    "slower), got --mode symmetric");
     a->sched.variant = (ScheduleVariant)variant;
     a->json = o[OPT_JSON].value;
     a->trace = o[OPT_TRACE].value;
@@ -317,6 +329,10 @@ int cmd_run(int argc, char **argv)
     exit_code = EXIT_BAD_INPUT;
     if (apply_calibration(o[OPT_CALIBRATION].value, &platform, &setup_defaults, &err))
         goto done;
+    exit_code = cli_job_apply(cmd, &a.job, &platform);
+    if (exit_code)
+        goto done;
+    exit_code = EXIT_BAD_INPUT;
     const uint32_t n_ranks = (uint32_t)platform_n_gpus(&platform);
     traced = xcalloc(n_ranks, sizeof *traced);
     if (cli_ranks(a.ranks ? a.ranks : "0", n_ranks, traced)) {
@@ -340,6 +356,9 @@ int cmd_run(int argc, char **argv)
     Platform simulated;
     const bool is_symmetric =
         symmetric_choose(&platform, (SimMode)a.mode, &simulated, &a.sched);
+    char mode_reason[256] = "";
+    if (a.mode == SIM_MODE_AUTO && platform.n_nodes > 4)
+        symmetric_broken_reason(&platform, mode_reason, sizeof mode_reason);
     const uint32_t n_simulated = (uint32_t)platform_n_gpus(&simulated);
     for (uint32_t r = n_simulated; r < n_ranks && a.ranks != NULL; r++)
         if (traced[r]) {
@@ -374,6 +393,7 @@ int cmd_run(int argc, char **argv)
         .algo = collective_algo_name(a.eng.algo),
         .comm_model = collective_comm_model_name(a.eng.comm_model),
         .mode = choices_name(&choices_mode, is_symmetric ? SIM_MODE_SYMMETRIC : SIM_MODE_FULL),
+        .mode_reason = mode_reason[0] ? mode_reason : NULL,
         .simulated_gpus = graph_n_ranks(graph),
         .build_wall_s = build_s};
     breakdown_rank(graph, &result, 0, &report.breakdown);

@@ -24,6 +24,8 @@ static const char *const flash_names[] = {"on", "v2", "v1", "off", NULL};
 
 const Choices choices_algo = {algo_names, false};
 const Choices choices_mode = {mode_names, false};
+static const char *const ring_order_names[] = {"packed", "spread", "cross_nic", NULL};
+const Choices choices_ring_order = {ring_order_names, false};
 const Choices choices_schedule = {schedule_names, false};
 const Choices choices_fsdp = {fsdp_names, true};
 const Choices choices_recompute = {recompute_names, false};

@@ -114,14 +114,21 @@ int engine_init(const Platform *p, Precision precision, Err *err)
     engine.disks = xcalloc(n_nodes, sizeof *engine.disks);
     engine.mailboxes =
         xcalloc((size_t)n_ranks * STREAM_N_KINDS * MAILBOXES_PER_STREAM, sizeof *engine.mailboxes);
-    char name[32];
-    for (uint32_t r = 0; r < n_ranks; r++) {
-        snprintf(name, sizeof name, "gpu%u", r);
-        engine.gpus[r] = sg_host_by_name(name);
+    /* Hosts by their generated names, from one list: SimGrid 3.32's sg_host_by_name searches
+     * zone by zone (NetZoneImpl::get_host_by_name_or_null), quadratic over all hosts. */
+    sg_host_t *hosts = sg_host_list();
+    for (size_t i = 0, n = sg_host_count(); i < n; i++) {
+        unsigned index;
+        char kind[4], rest;
+        if (sscanf(sg_host_get_name(hosts[i]), "%3[a-z]%u%c", kind, &index, &rest) != 2)
+            continue;
+        if (strcmp(kind, "gpu") == 0 && index < n_ranks)
+            engine.gpus[index] = hosts[i];
+        else if (strcmp(kind, "cpu") == 0 && index < n_nodes)
+            engine.cpus[index] = hosts[i];
     }
+    free(hosts);
     for (uint32_t k = 0; k < n_nodes; k++) {
-        snprintf(name, sizeof name, "cpu%u", k);
-        engine.cpus[k] = sg_host_by_name(name);
         unsigned n_disks = 0;
         sg_disk_t *disks = NULL;
         sg_host_get_disks(engine.cpus[k], &n_disks, &disks);

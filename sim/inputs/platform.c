@@ -7,6 +7,7 @@
  */
 #include "platform.h"
 
+#include "../common/choices.h"
 #include "jsonfile.h"
 #include "resolve.h"
 
@@ -48,8 +49,11 @@ static const char *const nvme_keys[] = {"drives",
                                         "source",
                                         NULL};
 static const char *const nic_keys[] = {"per_node", "bw_bytes_per_s", "latency_s", "source", NULL};
-static const char *const fabric_keys[] = {"topology", "oversubscription", "latency_s", "source",
+static const char *const fabric_keys[] = {"topology",       "oversubscription", "latency_s",
+                                          "nodes_per_leaf", "spine",            "source",
                                           NULL};
+static const char *const spine_keys[] = {"oversubscription", "nodes_per_pod",
+                                         "core_oversubscription", NULL};
 static const char *const runtime_keys[] = {"cuda_context_bytes", "cublas_workspace_bytes",
                                            "source", NULL};
 static const char *const topologies[] = {"fat_tree", "rail_optimized", NULL};
@@ -246,6 +250,52 @@ static int read_nvme(const cJSON *root, JsonAt at, Platform *p, Err *err)
                : 0;
 }
 
+/* The fabric as built (optional keys): leaves of nodes_per_leaf nodes and the spine tier(s)
+ * above them. Without them, the per-node model: every node its own leaf, an unlimited spine. */
+static int read_structure(const cJSON *f, JsonAt fs, Platform *p, Err *err)
+{
+    p->fabric.spine_oversubscription = 1.0;
+    p->fabric.core_oversubscription = 1.0;
+    int rc = jsonfile_get_u64(f, "nodes_per_leaf", fs, 1, MAX_COUNT, &p->fabric.nodes_per_leaf, err);
+    if (rc < 0)
+        return -1;
+    const cJSON *spine = cJSON_GetObjectItemCaseSensitive(f, "spine");
+    if (spine == NULL)
+        return 0;
+    JsonAt ss = {fs.file, "fabric.spine"};
+    if (rc == 0)
+        return err_set(err,
+                       "%s: fabric.spine: expected fabric.nodes_per_leaf beside it (a spine "
+                       "tier joins leaf switches), got no nodes_per_leaf",
+                       fs.file);
+    if (jsonfile_expect_object(spine, ss, err) ||
+        jsonfile_check_keys(spine, ss, spine_keys, NULL, NULL, err) ||
+        need_double(spine, "oversubscription", ss, 1.0, 1024.0,
+                    &p->fabric.spine_oversubscription, err))
+        return -1;
+    int has_pods =
+        jsonfile_get_u64(spine, "nodes_per_pod", ss, 1, MAX_COUNT, &p->fabric.nodes_per_pod, err);
+    if (has_pods < 0)
+        return -1;
+    int has_core = jsonfile_get_double(spine, "core_oversubscription", ss, 1.0, 1024.0,
+                                       &p->fabric.core_oversubscription, err);
+    if (has_core < 0)
+        return -1;
+    if (has_pods != has_core)
+        return err_set(err,
+                       "%s: fabric.spine.%s: expected nodes_per_pod and core_oversubscription "
+                       "together (a second tier has both), got only %s",
+                       fs.file, has_pods ? "core_oversubscription" : "nodes_per_pod",
+                       has_pods ? "nodes_per_pod" : "core_oversubscription");
+    if (has_pods && p->fabric.nodes_per_pod % p->fabric.nodes_per_leaf != 0)
+        return err_set(err,
+                       "%s: fabric.spine.nodes_per_pod: expected a multiple of "
+                       "fabric.nodes_per_leaf = %llu (a pod holds whole leaves), got %llu",
+                       fs.file, (unsigned long long)p->fabric.nodes_per_leaf,
+                       (unsigned long long)p->fabric.nodes_per_pod);
+    return 0;
+}
+
 static int read_network(const cJSON *root, JsonAt at, Platform *p, Err *err)
 {
     const cJSON *n = section(root, "nic", at, true, nic_keys, err);
@@ -263,7 +313,7 @@ static int read_network(const cJSON *root, JsonAt at, Platform *p, Err *err)
                          "topology", fs, "one of \"fat_tree\", \"rail_optimized\"", err) ||
         need_double(f, "oversubscription", fs, 1.0, 1024.0, &p->fabric.oversubscription, err) ||
         need_double(f, "latency_s", fs, 0.0, MAX_LATENCY_S, &p->fabric.latency_s, err) ||
-        read_source(f, fs, err))
+        read_source(f, fs, err) || read_structure(f, fs, p, err))
         return -1;
     p->fabric.topology = (FabricTopology)topology;
     return 0;
@@ -426,4 +476,52 @@ double platform_peak_flops_per_s(const Platform *p, Precision precision)
     if (precision == PRECISION_BF16 && p->gpu.bf16_flops_per_s > 0)
         return p->gpu.bf16_flops_per_s;
     return p->gpu.fp16_flops_per_s;
+}
+
+_Static_assert(PLATFORM_RING_PACKED == 0 && PLATFORM_RING_SPREAD == 1 &&
+                   PLATFORM_RING_CROSS_NIC == 2,
+               "choices_ring_order lists the orders in PlatformRingOrder order");
+
+void platform_set_ring_order(Platform *p, PlatformRingOrder order)
+{
+    p->job.ring_order = order;
+}
+
+int platform_set_straggler(Platform *p, bool is_node, uint64_t index, double slowdown,
+                           const char *what, Err *err)
+{
+    const uint64_t n = is_node ? p->n_nodes : platform_n_gpus(p);
+    if (index >= n)
+        return err_set(err, "%s: expected a %s below %llu (platform %s), got %llu", what,
+                       is_node ? "node" : "GPU rank", (unsigned long long)n, p->name,
+                       (unsigned long long)index);
+    if (!(slowdown > 1.0) || slowdown > 1e6)
+        return err_set(err, "%s: expected a slowdown in (1, 1e6], got %g", what, slowdown);
+    p->job.has_straggler = true;
+    p->job.is_straggler_node = is_node;
+    p->job.straggler_index = index;
+    p->job.straggler_slowdown = slowdown;
+    return 0;
+}
+
+uint64_t platform_n_leaf_groups(const Platform *p)
+{
+    const uint64_t npl = p->fabric.nodes_per_leaf;
+    return npl == 0 ? 0 : (p->n_nodes + npl - 1) / npl;
+}
+
+bool platform_fabric_is_shared(const Platform *p)
+{
+    if (p->fabric.nodes_per_leaf == 0 || p->n_nodes < 2)
+        return false;
+    const bool is_above_leaf_limited =
+        p->fabric.spine_oversubscription > 1.0 || p->fabric.core_oversubscription > 1.0;
+    /* leaves of one node under an unlimited spine: the per-node model itself */
+    if (p->fabric.nodes_per_leaf == 1 && !is_above_leaf_limited)
+        return false;
+    const bool is_oversubscribed = p->fabric.oversubscription > 1.0 || is_above_leaf_limited;
+    const bool leaves_leaf = platform_n_leaf_groups(p) > 1 ||
+                             (p->fabric.topology == FABRIC_RAIL_OPTIMIZED &&
+                              p->job.ring_order == PLATFORM_RING_CROSS_NIC);
+    return is_oversubscribed && leaves_leaf;
 }

@@ -25,6 +25,18 @@ typedef struct LinkSpec {
 
 typedef enum FabricTopology { FABRIC_FAT_TREE, FABRIC_RAIL_OPTIMIZED } FabricTopology;
 
+/* The order of nodes along NCCL's rings (which follow rank order, so the launcher's host
+ * order): packed, consecutive nodes fill a leaf before the next one (a topology-aware
+ * hostfile); spread, node i on leaf group i mod n_groups (round-robin over leaves, so every
+ * ring hop crosses the spine); cross_nic, packed, but a channel that leaves a node through
+ * NIC k enters the next one through NIC k+1 (NCCL_CROSS_NIC=1 rings: every hop changes rail). */
+typedef enum PlatformRingOrder {
+    PLATFORM_RING_PACKED,
+    PLATFORM_RING_SPREAD,
+    PLATFORM_RING_CROSS_NIC,
+    PLATFORM_N_RING_ORDERS
+} PlatformRingOrder;
+
 /* The GPU generation, as NCCL's tuner indexes its tables (compute capability 7.x, 8.x, 9.x,
  * 10.x), and the host CPU vendor, which selects its multi-node LL limits and network post
  * overhead (src/graph/tuning.cc). */
@@ -103,11 +115,33 @@ typedef struct Platform {
         uint64_t cublas_workspace_bytes; /* per cuBLAS handle and stream, inside it */
     } runtime;
 
+    /* The switch network as built (docs/PLATFORM-FORMAT.md, "fabric"). Leaf switches serve
+     * nodes_per_leaf nodes (one leaf per rail and group of nodes when rail-optimised); each
+     * leaf's uplink carries its downlinks' capacity / oversubscription into the spine tier,
+     * whose aggregate capacity is its leaves' uplinks / spine_oversubscription; with
+     * nodes_per_pod, pods of that many nodes (whole leaf groups) each have their spine tier and
+     * an uplink of that tier's capacity / core_oversubscription into an unlimited core. Without
+     * nodes_per_leaf (0) every node is its own leaf with one uplink for all its NICs, into a
+     * spine without a limit: the per-node model of earlier versions. */
     struct {
         FabricTopology topology;
-        double oversubscription; /* >= 1; 1 = full bisection */
-        double latency_s;        /* switch traversal, added to NIC latency */
+        double oversubscription;       /* leaf down:up, >= 1; 1 = full bisection */
+        double latency_s;              /* every inter-node path's switch traversal */
+        uint64_t nodes_per_leaf;       /* 0: the per-node uplink */
+        double spine_oversubscription; /* >= 1; 1 without a spine section */
+        uint64_t nodes_per_pod;        /* 0: one spine tier over all leaves */
+        double core_oversubscription;  /* >= 1; pods' uplinks into the core */
     } fabric;
+
+    /* How a job sits on the cluster: set from the command line (platform_set_ring_order,
+     * platform_set_straggler), zero-initialised by the parser to the symmetric default. */
+    struct {
+        PlatformRingOrder ring_order;
+        bool has_straggler;
+        bool is_straggler_node; /* the straggler is a whole node, else one GPU */
+        uint64_t straggler_index;  /* node or GPU rank */
+        double straggler_slowdown; /* > 1: its GPUs compute this many times slower */
+    } job;
 
     struct {
         PlatformArch arch;
@@ -125,6 +159,23 @@ int platform_load(Platform *out, const char *name_or_path, const char *data_dir,
 /* Resizes to `gpus` GPUs and/or `nodes` nodes (0 = keep). Fewer GPUs than a node holds gives
  * one partial node; more must be a multiple of gpus_per_node. */
 int platform_resize(Platform *p, uint64_t gpus, uint64_t nodes, Err *err);
+
+/* Sets the ring order (after resizing). */
+void platform_set_ring_order(Platform *p, PlatformRingOrder order);
+
+/* Makes one node (is_node) or one GPU rank `index` compute `slowdown` (> 1) times slower;
+ * fails when index is not in the (resized) platform. `what` names the option in messages. */
+int platform_set_straggler(Platform *p, bool is_node, uint64_t index, double slowdown,
+                           const char *what, Err *err);
+
+/* Leaf switches of the fabric as built: groups of nodes_per_leaf nodes (the last one may be
+ * partly empty), times the rails when rail-optimised; 0 for the per-node model. */
+uint64_t platform_n_leaf_groups(const Platform *p);
+
+/* True when some ring hop's traffic must leave a leaf switch (the job spans several leaf
+ * groups, or cross-NIC rings change rail) through an oversubscribed leaf uplink, spine tier
+ * or core: where the per-node model and the fabric as built can differ. */
+bool platform_fabric_is_shared(const Platform *p);
 
 static inline uint64_t platform_n_gpus(const Platform *p)
 {

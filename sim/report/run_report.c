@@ -165,6 +165,8 @@ void run_report_text(FILE *out, const RunReport *r)
             r->mode, r->simulated_gpus, (unsigned long long)platform_n_gpus(p),
             graph_n_ops(r->graph), (unsigned long long)res->n_activities, res->wall_s,
             r->build_wall_s, res->wall_s > 0 ? res->n_activities / res->wall_s : 0);
+    if (r->mode_reason)
+        fprintf(out, "  full mode because %s\n", r->mode_reason);
     estimate_report_defaults_text(out, in);
 }
 
@@ -200,6 +202,8 @@ void run_report_json(FILE *out, const RunReport *r)
     json_kv_string(&w, "comm_model", r->comm_model ? r->comm_model : "nccl");
     json_kv_u64(&w, "steps", r->n_steps);
     json_kv_string(&w, "mode", r->mode);
+    if (r->mode_reason)
+        json_kv_string(&w, "mode_reason", r->mode_reason);
     json_kv_u64(&w, "simulated_gpus", r->simulated_gpus);
     json_end_object(&w);
 

@@ -23,6 +23,8 @@ typedef struct RunReport {
     const char *algo;        /* collective algorithm */
     const char *comm_model;  /* "nccl" or "ideal" (engine's CommModel) */
     const char *mode;        /* "full" or "symmetric" */
+    const char *mode_reason; /* why --mode auto simulated every rank beyond four nodes, or
+                                NULL */
     uint32_t simulated_gpus; /* ranks in the graph (fewer than the GPUs when symmetric) */
     Breakdown breakdown;     /* of rank 0 */
     double build_wall_s;     /* host time to build the graph */
