@@ -299,6 +299,34 @@ static void test_advise_search_compares_at_one_global_batch(void **state)
     model_config_fini(&m);
 }
 
+/* Six micro-batches from one and two: the second added 0.5 s, 1e9 bytes and 0.4 s of
+ * compute, so six take 1.5 + 4 x 0.5 = 3.5 s, 3e9 + 4e9 = 7e9 bytes, 1.2 + 1.6 = 2.8 s of
+ * compute; tokens/s: 3 times the work of two (200 tokens/s at 1.5 s) in 3.5 s = 257.14; the
+ * peak is the larger. Measured against direct simulation in docs/MODEL.md (equal to 1e-6). */
+static void test_advise_extrapolate_adds_the_middle_micro_batches(void **state)
+{
+    (void)state;
+    AdviseSample one = {.step_s = 1.0, .tokens_per_s = 150, .tflops_per_gpu = 100,
+                        .gpu_peak = 7e10, .bytes = 2e9};
+    AdviseSample two = {.step_s = 1.5, .tokens_per_s = 200, .tflops_per_gpu = 120,
+                        .gpu_peak = 7.1e10, .bytes = 3e9};
+    one.time_s[BD_COMPUTE] = 0.8;
+    two.time_s[BD_COMPUTE] = 1.2;
+    one.time_s[BD_OPTIMIZER] = 0.2;
+    two.time_s[BD_OPTIMIZER] = 0.2;
+    AdviseSample six;
+    advise_extrapolate(&one, &two, 6, &six);
+    assert_float_equal(six.step_s, 3.5, 1e-12);
+    assert_float_equal(six.bytes, 7e9, 1e-3);
+    assert_float_equal(six.time_s[BD_COMPUTE], 2.8, 1e-12);
+    assert_float_equal(six.time_s[BD_OPTIMIZER], 0.2, 1e-12); /* once per step */
+    assert_float_equal(six.tokens_per_s, 200.0 * 3.0 * 1.5 / 3.5, 1e-9);
+    assert_float_equal(six.tflops_per_gpu, 120.0 * 3.0 * 1.5 / 3.5, 1e-9);
+    assert_float_equal(six.gpu_peak, 7.1e10, 1e-3);
+    advise_extrapolate(&one, &two, 6, &two); /* in place */
+    assert_float_equal(two.step_s, 3.5, 1e-12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -310,6 +338,7 @@ int main(void)
         cmocka_unit_test(test_advice_complexity_follows_the_guide),
         cmocka_unit_test(test_advice_names_the_reason_a_stage_does_not_fit),
         cmocka_unit_test(test_advise_search_compares_at_one_global_batch),
+        cmocka_unit_test(test_advise_extrapolate_adds_the_middle_micro_batches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

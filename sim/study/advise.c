@@ -84,22 +84,24 @@ static int estimate(Candidate *c, const AdviseRequest *req, Err *err)
 /* What a child process hands back about one simulated candidate. */
 typedef struct SimResult {
     int ok;
-    double step_s, tokens_per_s, tflops_per_gpu, gpu_peak, bytes;
-    char bottleneck[40];
-    double share, exposed_gather_s;
+    AdviseSample s;
     char err[ERR_MSG_MAX];
 } SimResult;
 
 typedef struct SimJob {
     const Candidate *candidate;
     const AdviseRequest *req;
+    uint64_t grad_accum; /* simulated instead of the candidate's (0: its own) */
 } SimJob;
 
 /* In a child process: build, run and summarise one candidate. */
 static void simulate_child(void *arg, void *result)
 {
     const SimJob *job = arg;
-    const Candidate *c = job->candidate;
+    Candidate shape = *job->candidate;
+    if (job->grad_accum)
+        shape.grad_accum = job->grad_accum;
+    const Candidate *c = &shape;
     const AdviseRequest *req = job->req;
     SimResult *out = result;
     Err err = {0};
@@ -135,18 +137,13 @@ static void simulate_child(void *arg, void *result)
     RunMetrics m;
     run_report_metrics(&report, &m);
     out->ok = 1;
-    out->step_s = m.step_s;
-    out->tokens_per_s = m.tokens_per_s;
-    out->tflops_per_gpu = m.tflops_per_gpu;
-    out->gpu_peak = memory_gpu_device_peak_bytes(m.gpu_peak);
+    out->s.step_s = m.step_s;
+    out->s.tokens_per_s = m.tokens_per_s;
+    out->s.tflops_per_gpu = m.tflops_per_gpu;
+    out->s.gpu_peak = memory_gpu_device_peak_bytes(m.gpu_peak);
     for (int k = 0; k < COLL_N_KINDS; k++)
-        out->bytes += r.coll_bytes[0][k];
-    BreakdownCategory largest = breakdown_largest(&report.breakdown);
-    snprintf(out->bottleneck, sizeof out->bottleneck, "%s",
-             breakdown_category(largest)->short_name);
-    const double total = report.breakdown.total_s;
-    out->share = total > 0 ? report.breakdown.time_s[largest] / total : 0.0;
-    out->exposed_gather_s = report.breakdown.time_s[BD_ALL_GATHER];
+        out->s.bytes += r.coll_bytes[0][k];
+    memcpy(out->s.time_s, report.breakdown.time_s, sizeof out->s.time_s);
     engine_result_fini(&r);
     ds_config_fini(&train);
 done:
@@ -160,22 +157,47 @@ static const char *sim_what(const Candidate *c)
     return c->zero_stage == 3 ? "advise: simulating ZeRO-3" : "advise: simulating a candidate";
 }
 
-/* Takes a child's result into its candidate. */
+/* Takes a child's result into its candidate: the bottleneck is the largest share of the
+ * step's breakdown. */
 static int take_result(Candidate *c, const SimResult *res, Err *err)
 {
     if (!res->ok)
         return err_set(err, "%s: %s", sim_what(c),
                        res->err[0] ? res->err : "the simulation process failed");
     c->is_simulated = true;
-    c->step_s = res->step_s;
-    c->tokens_per_s = res->tokens_per_s;
-    c->tflops_per_gpu = res->tflops_per_gpu;
-    c->sim_gpu_peak_bytes = res->gpu_peak;
-    c->bytes_per_rank = res->bytes;
-    snprintf(c->bottleneck, sizeof c->bottleneck, "%s", res->bottleneck);
-    c->bottleneck_share = res->share;
-    c->exposed_gather_s = res->exposed_gather_s;
+    c->step_s = res->s.step_s;
+    c->tokens_per_s = res->s.tokens_per_s;
+    c->tflops_per_gpu = res->s.tflops_per_gpu;
+    c->sim_gpu_peak_bytes = res->s.gpu_peak;
+    c->bytes_per_rank = res->s.bytes;
+    Breakdown b = {.total_s = res->s.step_s};
+    memcpy(b.time_s, res->s.time_s, sizeof b.time_s);
+    const BreakdownCategory largest = breakdown_largest(&b);
+    snprintf(c->bottleneck, sizeof c->bottleneck, "%s", breakdown_category(largest)->short_name);
+    c->bottleneck_share = res->s.step_s > 0 ? res->s.time_s[largest] / res->s.step_s : 0.0;
+    c->exposed_gather_s = res->s.time_s[BD_ALL_GATHER];
     return 0;
+}
+
+/* Beyond this many micro-batches per step, a candidate is simulated at 1 and 2 and
+ * extrapolated (advise_extrapolate): 3 micro-batches simulated instead of k. */
+#define EXTRAPOLATE_ABOVE 3
+
+void advise_extrapolate(const AdviseSample *one, const AdviseSample *two, uint64_t k,
+                        AdviseSample *out)
+{
+    const AdviseSample t1 = *one, t2 = *two; /* out may be either */
+    const double extra = (double)k - 2.0;
+    *out = t2;
+    out->step_s = t2.step_s + extra * (t2.step_s - t1.step_s);
+    out->bytes = t2.bytes + extra * (t2.bytes - t1.bytes);
+    for (int c = 0; c < BD_N; c++)
+        out->time_s[c] = t2.time_s[c] + extra * (t2.time_s[c] - t1.time_s[c]);
+    /* throughputs: k/2 of the work in the extrapolated time */
+    const double scale = (double)k / 2.0 * t2.step_s / out->step_s;
+    out->tokens_per_s = t2.tokens_per_s * scale;
+    out->tflops_per_gpu = t2.tflops_per_gpu * scale;
+    out->gpu_peak = t1.gpu_peak > t2.gpu_peak ? t1.gpu_peak : t2.gpu_peak;
 }
 
 /* The most simulations run at once: one per online CPU (each is single-threaded), bounded. */
@@ -198,21 +220,35 @@ static int by_bound(const void *pa, const void *pb)
 /* Simulates the candidates cands[from .. to) that fit, several children at once, in order of
  * their compute-bound step; one whose bound (its kernels alone, nothing exposed) is already
  * slower than the fastest simulated so far by more than the near-equal band cannot be
- * recommended, and is not simulated (it keeps is_simulated false). *done counts the
- * simulations started, of total, for the progress callback. Every started child is finished,
- * even after an error. */
+ * recommended, and is not simulated (it keeps is_simulated false). A candidate of more than
+ * EXTRAPOLATE_ABOVE micro-batches runs as two children, at 1 and 2, extrapolated. *done counts
+ * the candidates started, of total, for the progress callback. Every started child is
+ * finished, even after an error. */
 static int simulate_range(Candidate *cands, size_t from, size_t to, size_t *done, size_t total,
                           const AdviseRequest *req, Err *err)
 {
+    enum { MAX_CANDIDATES = 3 * sizeof shapes / sizeof shapes[0] + MAX_PREFETCH_SIBLINGS };
     ChildCall calls[MAX_JOBS];
-    size_t slot_of[MAX_JOBS];
-    size_t order[3 * sizeof shapes / sizeof shapes[0] + MAX_PREFETCH_SIBLINGS];
-    size_t n_order = 0;
+    size_t slot_task[MAX_JOBS];           /* running: the task in each slot */
+    size_t order[MAX_CANDIDATES];         /* candidates by bound */
+    size_t task_cand[2 * MAX_CANDIDATES]; /* tasks: a candidate and the accumulation it runs */
+    uint64_t task_accum[2 * MAX_CANDIDATES];
+    SimResult first[MAX_CANDIDATES]; /* the accumulation-1 half of a pair, by candidate slot */
+    int n_parts_left[MAX_CANDIDATES];
+    size_t n_order = 0, n_tasks = 0;
     for (size_t i = from; i < to; i++)
         if (cands[i].fits)
             order[n_order++] = i;
     sort_base = cands;
     qsort(order, n_order, sizeof *order, by_bound);
+    for (size_t k = 0; k < n_order; k++) {
+        const bool split = cands[order[k]].grad_accum > EXTRAPOLATE_ABOVE;
+        n_parts_left[k] = split ? 2 : 1;
+        for (int part = 0; part < (split ? 2 : 1); part++) {
+            task_cand[n_tasks] = k;
+            task_accum[n_tasks++] = split ? (uint64_t)(1 + part) : 0;
+        }
+    }
     double best_step_s = 0.0; /* the fastest finished so far (0: none yet) */
     for (size_t i = 0; i < from; i++)
         if (cands[i].is_simulated && (best_step_s == 0.0 || cands[i].step_s < best_step_s))
@@ -221,16 +257,19 @@ static int simulate_range(Candidate *cands, size_t from, size_t to, size_t *done
     size_t next = 0, n_running = 0, head = 0;
     int rc = 0;
     for (;;) {
-        while (rc == 0 && n_running < jobs && next < n_order) {
-            Candidate *c = &cands[order[next]];
-            if (req->progress)
-                req->progress(req->progress_ctx, (*done)++, total, c);
-            if (best_step_s > 0.0 &&
-                c->bound_step_s * (1.0 - ADVICE_NEAR_EQUAL_FRACTION) > best_step_s) {
-                next++; /* cannot come within the band of the fastest */
-                continue;
+        while (rc == 0 && n_running < jobs && next < n_tasks) {
+            const size_t k = task_cand[next];
+            Candidate *c = &cands[order[k]];
+            if (task_accum[next] <= 1) { /* a candidate's first task */
+                if (req->progress)
+                    req->progress(req->progress_ctx, (*done)++, total, c);
+                if (best_step_s > 0.0 &&
+                    c->bound_step_s * (1.0 - ADVICE_NEAR_EQUAL_FRACTION) > best_step_s) {
+                    next += (size_t)n_parts_left[k]; /* cannot come within the band */
+                    continue;
+                }
             }
-            SimJob job = {c, req};
+            SimJob job = {c, req, task_accum[next]};
             SimResult scratch;
             const size_t slot = (head + n_running) % jobs;
             if (child_start(&calls[slot], simulate_child, &job, sizeof scratch, &scratch,
@@ -238,20 +277,32 @@ static int simulate_range(Candidate *cands, size_t from, size_t to, size_t *done
                 rc = -1;
                 break;
             }
-            slot_of[slot] = order[next++];
+            slot_task[slot] = next++;
             n_running++;
         }
         if (n_running == 0)
             return rc;
         SimResult res;
-        Candidate *c = &cands[slot_of[head]];
-        if (child_finish(&calls[head], &res, sizeof res, sim_what(c), err) ||
-            (rc == 0 && take_result(c, &res, err)))
+        const size_t task = slot_task[head], k = task_cand[task];
+        Candidate *c = &cands[order[k]];
+        if (child_finish(&calls[head], &res, sizeof res, sim_what(c), err))
             rc = -1;
-        if (c->is_simulated && (best_step_s == 0.0 || c->step_s < best_step_s))
-            best_step_s = c->step_s;
         head = (head + 1) % jobs;
         n_running--;
+        if (rc != 0)
+            continue;
+        if (task_accum[task] == 1) { /* the first half of a pair: keep it */
+            first[k] = res;
+            if (!res.ok)
+                rc = take_result(c, &res, err);
+            continue;
+        }
+        if (task_accum[task] == 2 && res.ok && first[k].ok)
+            advise_extrapolate(&first[k].s, &res.s, c->grad_accum, &res.s);
+        if (take_result(c, &res, err))
+            rc = -1;
+        else if (best_step_s == 0.0 || c->step_s < best_step_s)
+            best_step_s = c->step_s;
     }
 }
 

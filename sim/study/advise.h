@@ -25,6 +25,7 @@
 #include "../inputs/model_config.h"
 #include "../inputs/platform.h"
 #include "../report/advice.h"
+#include "../report/breakdown.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -48,6 +49,23 @@ typedef struct AdviseRequest {
  * cannot be estimated or simulated). */
 int advise_search(const AdviseRequest *req, Candidate **out_candidates, size_t *out_n,
                   uint64_t *out_global_batch, Err *err);
+
+/* What one simulation of a candidate says (a child process hands it back). */
+typedef struct AdviseSample {
+    double step_s, tokens_per_s, tflops_per_gpu;
+    double gpu_peak;     /* device peak, bytes */
+    double bytes;        /* sent by rank 0 per step */
+    double time_s[BD_N]; /* the step's breakdown (report/breakdown.h) */
+} AdviseSample;
+
+/* A step of k > 2 micro-batches from the steps of 1 and 2: DeepSpeed's micro-steps before
+ * the last are the same work (zero_schedule.c builds each with one function), so each more
+ * adds what the second added, T(k) = T(2) + (k - 2)(T(2) - T(1)), and the same for bytes
+ * and every breakdown category; throughputs are k/2 of the work in that time, the peak the
+ * larger of the two. advise simulates a candidate of more than 3 micro-batches this way: 3
+ * simulated instead of k (docs/MODEL.md). out may be one or two. */
+void advise_extrapolate(const AdviseSample *one, const AdviseSample *two, uint64_t k,
+                        AdviseSample *out);
 
 /* Sorts candidates best first (the ranking above), then puts first the recommendation:
  * among the fitting, simulated candidates within ADVICE_NEAR_EQUAL_FRACTION of the fastest
