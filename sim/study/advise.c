@@ -1,6 +1,6 @@
 /*
- * advise.c - candidates, the micro-batch search, simulation in child processes, ranking
- * (see advise.h).
+ * advise.c - candidates, the micro-batch and checkpointing search, simulation in child
+ * processes (several at once, long accumulations extrapolated), ranking (see advise.h).
  */
 #define _POSIX_C_SOURCE 200809L /* sysconf */
 
@@ -209,7 +209,9 @@ static size_t n_jobs(void)
     return n < 1 ? 1 : n > MAX_JOBS ? MAX_JOBS : (size_t)n;
 }
 
-/* Candidate indices in order of their compute-bound step (the fastest they could be). */
+/* Candidate indices in order of their compute-bound step (the fastest they could be); qsort
+ * has no context argument in C11, so the array sorted against is set just before (advise
+ * runs in one thread). */
 static const Candidate *sort_base;
 static int by_bound(const void *pa, const void *pb)
 {
@@ -436,7 +438,11 @@ static int prefetch_sibling(const Candidate *c, const AdviseRequest *req, Candid
     Candidate s = *c;
     s.prefetch_bucket_size = round_elements(p.per_layer);
     s.max_live_parameters = round_elements(2 * p.per_layer);
+    /* nothing of the parent's simulation carries over */
     s.is_simulated = false;
+    s.step_s = s.tokens_per_s = s.tflops_per_gpu = s.sim_gpu_peak_bytes = 0.0;
+    s.bytes_per_rank = s.bottleneck_share = s.exposed_gather_s = 0.0;
+    s.bottleneck[0] = '\0';
     if (s.prefetch_bucket_size <= bucket && s.max_live_parameters <= live)
         return 0;
     if (s.prefetch_bucket_size < bucket)
