@@ -3,7 +3,8 @@
 # fails on the first cell that raises. The executed copies go to a temporary folder, so the
 # committed notebooks stay as they are; with --update they replace them (outputs included,
 # so that readers see the figures without running anything). Either way the notebooks write
-# their figures to notebooks/figures/.
+# their figures to notebooks/figures/, and check_figures.py then checks that every figure a
+# notebook's text names was drawn by it in this run.
 #
 #   notebooks/run_all.sh [--update]
 #
@@ -48,6 +49,8 @@ unset MPLBACKEND # the kernel's default, inline, embeds the figures in the noteb
 elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%5.1f s", b - a }'; }
 
 status=0
+stamp="$out/stamp" # figures older than this were not redrawn by this run
+touch "$stamp"
 total_start=$(date +%s.%N)
 for nb in [0-9][0-9]_*.ipynb; do
     start=$(date +%s.%N)
@@ -64,5 +67,9 @@ for nb in [0-9][0-9]_*.ipynb; do
         status=1
     fi
 done
+# every figure a notebook's text names is drawn by it, and was redrawn by this run
+if [ "$status" = 0 ] && ! "$PY" check_figures.py --since "$stamp" [0-9][0-9]_*.ipynb; then
+    status=1
+fi
 echo "all notebooks: $(elapsed "$total_start")"
 exit $status

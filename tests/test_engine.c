@@ -289,8 +289,11 @@ static void scenario_two_rank_layer(Probe *probe)
     }
     if (!finalized(g, probe))
         return;
-    EngineOptions opts = {
-        .algo = COLL_ALGO_AUTO, .comm_model = COMM_MODEL_IDEAL, .is_stepwise = false};
+    const bool traced[2] = {true, true}; /* per-op link bytes are kept for traces */
+    EngineOptions opts = {.algo = COLL_ALGO_AUTO,
+                          .comm_model = COMM_MODEL_IDEAL,
+                          .is_stepwise = false,
+                          .traced = traced};
     EngineResult res;
     if (engine_run(g, &opts, &res, &err))
         return probe_fail(probe, &err);
@@ -306,6 +309,8 @@ static void scenario_two_rank_layer(Probe *probe)
     probe_record(probe, gpu0->current_bytes);
     probe_record(probe, res.link_bytes[0][LINK_NVLINK]);
     probe_record(probe, (double)res.n_activities);
+    probe_record(probe, res.op_link_bytes ? res.op_link_bytes[ar[0]][LINK_NVLINK] : -1.0);
+    probe_record(probe, res.op_link_bytes ? res.op_link_bytes[bwd[0]][LINK_NVLINK] : -1.0);
     engine_result_fini(&res);
     graph_destroy(g);
 }
@@ -314,7 +319,7 @@ static void test_engine_two_rank_layer_matches_hand_computation(void **state)
 {
     (void)state;
     Probe pr = run_isolated(scenario_two_rank_layer);
-    assert_int_equal(pr.n, 8);
+    assert_int_equal(pr.n, 10);
     assert_close(pr.v[0], pr.v[1], 1e-6);
     assert_close(pr.v[2], PARAM_BYTES + ACT_BYTES, 1e-12);
     assert_close(pr.v[3], PARAM_BYTES, 1e-12);
@@ -322,6 +327,8 @@ static void test_engine_two_rank_layer_matches_hand_computation(void **state)
     assert_true(pr.v[5] == 0.0);          /* everything freed */
     assert_close(pr.v[6], GRAD_BYTES, 1e-12); /* 2(N-1)/N x S with N = 2 */
     assert_close(pr.v[7], 2 * 2 + 2, 1e-12);  /* 4 executions + 2 ring flows */
+    assert_close(pr.v[8], GRAD_BYTES, 1e-12); /* the all-reduce op sent all of it on NVLink */
+    assert_true(pr.v[9] == 0.0);              /* the backward kernels sent nothing */
 }
 
 /* ---- NCCL kernels take their share of the GPU from concurrent compute ---- */

@@ -19,6 +19,7 @@
 #include "report/trace.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,14 +116,15 @@ static void fake_result_fini(EngineResult *r)
 }
 
 /* Writes the trace to a fresh temporary file and parses it back (caller deletes). */
-static cJSON *write_and_parse(const Graph *g, const EngineResult *r, const bool *traced)
+static cJSON *write_and_parse_with(const Graph *g, const EngineResult *r,
+                                   const TraceOptions *opts)
 {
     char path[] = "/tmp/zerosim_trace_XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
     Err err = {0};
-    int rc = trace_write(path, g, r, traced, &err);
+    int rc = trace_write(path, g, r, opts, &err);
     if (rc != 0)
         fprintf(stderr, "%s\n", err.msg);
     assert_int_equal(rc, 0);
@@ -151,6 +153,12 @@ static cJSON *write_and_parse(const Graph *g, const EngineResult *r, const bool 
     assert_string_equal(unit->valuestring, "ms");
     assert_true(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "traceEvents")));
     return root;
+}
+
+static cJSON *write_and_parse(const Graph *g, const EngineResult *r, const bool *traced)
+{
+    const TraceOptions opts = {traced, 1, NULL};
+    return write_and_parse_with(g, r, &opts);
 }
 
 static const cJSON *events_of(const cJSON *root)
@@ -297,11 +305,11 @@ static void test_trace_write_traced_rank_only(void **state)
 
     /* Complete events: rank 0's five timed ops; labels win over kind names. */
     assert_int_equal(count_events(root, "X", NULL, 0), 5);
-    check_op(root, 1, 0, STREAM_COMPUTE, "fwd L0", "compute", "flops", 1e9);
+    check_op(root, 1, 0, STREAM_COMPUTE, "fwd L0", "forward", "flops", 1e9);
     check_op(root, 2, 0, STREAM_GATHER, "all_gather", "collective", "bytes", 4096);
     check_op(root, 6, 0, STREAM_H2D, "copy h2d", "copy", "bytes", 64);
     check_op(root, 8, 0, STREAM_NVME, "nvme read", "disk", "bytes", 4096);
-    check_op(root, 11, 0, STREAM_CPU, "adam", "compute", "params", 1000);
+    check_op(root, 11, 0, STREAM_CPU, "adam", "optimizer", "params", 1000);
     const cJSON *ag = cJSON_GetObjectItemCaseSensitive(find_op(root, 2), "args");
     assert_true(num_field(ag, "group_size") == 2);
     assert_string_equal(str_field(ag, "algorithm"), "ring");
@@ -318,21 +326,33 @@ static void test_trace_write_traced_rank_only(void **state)
     check_counter(root, "gpu memory", p0, gpu_at, gpu_bytes, 2);
     check_counter(root, "nvme", p0, nvme_at, nvme_bytes, 2);
     check_counter(root, "cpu memory", p0, cpu_at, cpu_bytes, 2);
-    /* and one per-category track beside each: the GPU's activations 100 then 0 */
-    assert_int_equal(count_events(root, "C", "gpu memory by category", p0), 2);
-    const cJSON *e0;
-    cJSON_ArrayForEach(e0, events_of(root))
+    /* and one track per category beside each: the GPU's activations 100 then 0 */
+    check_counter(root, "gpu activations", p0, gpu_at, gpu_bytes, 2);
+    check_counter(root, "nvme optimizer", p0, nvme_at, nvme_bytes, 2);
+    check_counter(root, "cpu optimizer", p0, cpu_at, cpu_bytes, 2);
+    assert_int_equal(count_events(root, "C", NULL, 0), 12);
+
+    /* The all-gather (op 2) unblocks the forward (op 1): one flow, from the end of the
+     * gather's slice to the start of the compute's. */
+    assert_int_equal(count_events(root, "s", "unblocks", p0), 1);
+    assert_int_equal(count_events(root, "f", "unblocks", p0), 1);
+    const cJSON *fe;
+    cJSON_ArrayForEach(fe, events_of(root))
     {
-        if (strcmp(str_field(e0, "ph"), "C") == 0 &&
-            strcmp(str_field(e0, "name"), "gpu memory by category") == 0) {
-            assert_true(num_field(cJSON_GetObjectItemCaseSensitive(e0, "args"), "activations") ==
-                        100);
-            break;
+        const char *ph = str_field(fe, "ph");
+        if (strcmp(ph, "s") == 0) {
+            assert_true(num_field(fe, "tid") == (double)TRACE_TID(STREAM_GATHER));
+            assert_true(num_field(fe, "ts") == 2499.999);
+            assert_true(num_field(fe, "id") == 1);
+        } else if (strcmp(ph, "f") == 0) {
+            assert_true(num_field(fe, "tid") == (double)TRACE_TID(STREAM_COMPUTE));
+            assert_true(num_field(fe, "ts") == 1000.0);
+            assert_true(num_field(fe, "id") == 1);
+            assert_string_equal(str_field(fe, "bp"), "e");
         }
     }
-    assert_int_equal(count_events(root, "C", "nvme by category", p0), 2);
-    assert_int_equal(count_events(root, "C", "cpu memory by category", p0), 2);
-    assert_int_equal(count_events(root, "C", NULL, 0), 12);
+    /* One step, marked where its first forward starts. */
+    assert_int_equal(count_events(root, "i", "step 0", p0), 1);
 
     /* Rank 1 (and its node) is absent altogether. */
     const cJSON *e;
@@ -340,7 +360,7 @@ static void test_trace_write_traced_rank_only(void **state)
     {
         assert_true(num_field(e, "pid") == (double)p0);
     }
-    assert_int_equal(cJSON_GetArraySize(events_of(root)), 2 + 10 + 5 + 12);
+    assert_int_equal(cJSON_GetArraySize(events_of(root)), 2 + 10 + 5 + 2 + 1 + 12);
 
     cJSON_Delete(root);
     fake_result_fini(&r);
@@ -368,7 +388,7 @@ static void test_trace_write_all_ranks_one_node(void **state)
     assert_int_equal(count_events(root, "X", NULL, 0), 7);
     assert_int_equal(count_events(root, "X", NULL, p1), 2);
     check_op(root, 3, 1, STREAM_GATHER, "all_gather", "collective", "bytes", 4096);
-    check_op(root, 4, 1, STREAM_COMPUTE, "fwd L0", "compute", "flops", 1e9);
+    check_op(root, 4, 1, STREAM_COMPUTE, "fwd L0", "forward", "flops", 1e9);
 
     const OpId gpu1_at[] = {13, 14}, cpu_at[] = {10, 12, 15, 16};
     const double gpu1_bytes[] = {200, 0}, cpu_bytes[] = {512, 0, 300, 0};
@@ -481,10 +501,117 @@ static void test_trace_write_full_device(void **state)
     graph_destroy(g);
 }
 
+/* Link tracks: the all-gather of rank 0 (op 2) sent 4096 bytes over the NIC in its 0.5 ms, the
+ * H2D copy (op 6) 64 bytes over PCIe: rates 8.192e6 and 1.28e5 bytes/s while they ran, 0 after;
+ * on a GPU whose NIC share sends 1.6384e7 bytes/s and whose PCIe lanes 2.56e5, both are half
+ * used. Without a platform only the rates appear. */
+static void test_trace_write_link_tracks(void **state)
+{
+    (void)state;
+    Graph *g = build_graph();
+    EngineResult r;
+    fake_result(g, 1, NULL, &r);
+    r.op_link_bytes = calloc(graph_n_ops(g), sizeof *r.op_link_bytes);
+    assert_non_null(r.op_link_bytes);
+    r.op_link_bytes[2][LINK_NIC] = 4096;
+    r.op_link_bytes[6][LINK_PCIE] = 64;
+    r.op_link_bytes[3][LINK_NIC] = 4096; /* rank 1: not traced */
+    Platform p;
+    memset(&p, 0, sizeof p);
+    p.gpus_per_node = 2;
+    p.nic.per_node = 1;
+    p.nic.link.bw_bytes_per_s = 2 * 1.6384e7; /* one NIC for two GPUs */
+    p.pcie.gpu_link.bw_bytes_per_s = 2.56e5;
+    const TraceOptions opts = {(const bool[]){true, false}, 1, &p};
+    cJSON *root = write_and_parse_with(g, &r, &opts);
+    assert_int_equal(count_events(root, "C", "link nic", TRACE_PID(0)), 2);
+    assert_int_equal(count_events(root, "C", "link pcie", TRACE_PID(0)), 2);
+    assert_int_equal(count_events(root, "C", "link nic", TRACE_PID(1)), 0);
+    const double nic_ts[] = {2000, 2500}, nic_rate[] = {8.192e6, 0};
+    const double pcie_ts[] = {6000, 6500}, pcie_rate[] = {1.28e5, 0};
+    int k_nic = 0, k_pcie = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events_of(root))
+    {
+        if (strcmp(str_field(e, "ph"), "C") != 0)
+            continue;
+        const char *name = str_field(e, "name");
+        const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+        if (strcmp(name, "link nic") == 0) {
+            assert_true(num_field(e, "ts") == nic_ts[k_nic]);
+            assert_true(fabs(num_field(args, "send_bytes_per_s") - nic_rate[k_nic]) < 1e-6);
+            assert_true(fabs(num_field(args, "utilisation") - (k_nic ? 0.0 : 0.5)) < 1e-12);
+            k_nic++;
+        } else if (strcmp(name, "link pcie") == 0) {
+            assert_true(num_field(e, "ts") == pcie_ts[k_pcie]);
+            assert_true(fabs(num_field(args, "send_bytes_per_s") - pcie_rate[k_pcie]) < 1e-6);
+            assert_true(fabs(num_field(args, "utilisation") - (k_pcie ? 0.0 : 0.5)) < 1e-12);
+            k_pcie++;
+        }
+    }
+    assert_int_equal(k_nic, 2);
+    assert_int_equal(k_pcie, 2);
+    cJSON_Delete(root);
+
+    const TraceOptions bare = {(const bool[]){true, false}, 1, NULL};
+    root = write_and_parse_with(g, &r, &bare);
+    cJSON_ArrayForEach(e, events_of(root))
+    {
+        if (strcmp(str_field(e, "ph"), "C") == 0 && strcmp(str_field(e, "name"), "link nic") == 0)
+            assert_false(has_field(cJSON_GetObjectItemCaseSensitive(e, "args"), "utilisation"));
+    }
+    cJSON_Delete(root);
+    free(r.op_link_bytes);
+    r.op_link_bytes = NULL;
+    fake_result_fini(&r);
+    graph_destroy(g);
+}
+
+/* Four micro-batches of forward, forward, recompute, backward on one rank, two per step: the
+ * markers "step 0" and "step 1" sit at the first forward of micro-batches 0 and 2 (ops 0 and
+ * 8), and the recomputation is its own slice with category "recompute". */
+static void test_trace_write_steps_and_recompute(void **state)
+{
+    (void)state;
+    Graph *g = graph_create(1);
+    uint32_t fwd = graph_label(g, "fwd"), rec = graph_label(g, "recompute"),
+             bwd = graph_label(g, "bwd");
+    for (int mb = 0; mb < 4; mb++) {
+        graph_compute(g, 0, STREAM_COMPUTE, DEVICE_GPU, PURPOSE_FORWARD, 1e9, fwd);
+        graph_compute(g, 0, STREAM_COMPUTE, DEVICE_GPU, PURPOSE_FORWARD, 1e9, fwd);
+        graph_compute(g, 0, STREAM_COMPUTE, DEVICE_GPU, PURPOSE_RECOMPUTE, 1e9, rec);
+        graph_compute(g, 0, STREAM_COMPUTE, DEVICE_GPU, PURPOSE_BACKWARD, 2e9, bwd);
+    }
+    Err err = {0};
+    assert_int_equal(graph_finalize(g, &err), 0);
+    EngineResult r;
+    fake_result(g, 1, NULL, &r);
+    const TraceOptions opts = {NULL, 2, NULL};
+    cJSON *root = write_and_parse_with(g, &r, &opts);
+    assert_int_equal(count_events(root, "i", NULL, 0), 2);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events_of(root))
+    {
+        if (strcmp(str_field(e, "ph"), "i") != 0)
+            continue;
+        const double step = num_field(cJSON_GetObjectItemCaseSensitive(e, "args"), "step");
+        assert_string_equal(str_field(e, "name"), step == 0 ? "step 0" : "step 1");
+        assert_true(num_field(e, "ts") == (step == 0 ? 0.0 : 8000.0));
+        assert_string_equal(str_field(e, "s"), "p");
+    }
+    check_op(root, 2, 0, STREAM_COMPUTE, "recompute", "recompute", "flops", 1e9);
+    check_op(root, 3, 0, STREAM_COMPUTE, "bwd", "backward", "flops", 2e9);
+    cJSON_Delete(root);
+    fake_result_fini(&r);
+    graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trace_write_traced_rank_only),
+        cmocka_unit_test(test_trace_write_link_tracks),
+        cmocka_unit_test(test_trace_write_steps_and_recompute),
         cmocka_unit_test(test_trace_write_all_ranks_one_node),
         cmocka_unit_test(test_trace_write_without_memory_samples),
         cmocka_unit_test(test_trace_write_alloc_with_duration),

@@ -6,6 +6,8 @@
  * study/advise.h's, the table and the explanation report/advice.h's, the recommended
  * config's text study/advise_config.h's.
  */
+#define _POSIX_C_SOURCE 200809L /* fileno, isatty */
+
 #include "cli.h"
 
 #include "common/err.h"
@@ -20,20 +22,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const help =
     "usage: zerosim advise --model M --platform P [options]\n"
     "\n"
     "Ranks the ways to train a model on a cluster: DDP, ZeRO-1, -2, -3, ZeRO-2 and ZeRO-3\n"
     "with the optimizer offloaded to the CPU, ZeRO-3 with optimizer and parameters on the\n"
-    "CPU, and ZeRO-3 with both on NVMe (ZeRO-Infinity), each with and without full activation\n"
-    "checkpointing, at the largest micro-batch that fits; for a mixture of experts each\n"
-    "also without expert parallelism, with a node's GPUs splitting the experts (the\n"
+    "CPU, and ZeRO-3 with both on NVMe (ZeRO-Infinity), each without activation\n"
+    "checkpointing, with full checkpointing and with every:N (the largest N that fits), at\n"
+    "the largest micro-batch that fits; ZeRO-3 whose compute waits on all-gathers is also\n"
+    "tried with a prefetch window of one layer (\"+ prefetch\"); for a mixture of experts\n"
+    "each also without expert parallelism, with a node's GPUs splitting the experts (the\n"
     "all-to-all on NVLink) and with the widest split (fewest experts per GPU, the\n"
-    "all-to-all over the NICs). Those that fit are simulated;\n"
-    "the table gives fits or not (and what runs out, by how much), step time, TFLOP/s per\n"
-    "GPU, memory per GPU, bytes each rank sends and the bottleneck, and a paragraph explains\n"
-    "the recommendation in the terms of the ZeRO selection guide.\n"
+    "all-to-all over the NICs). Every candidate runs the same global batch (--global-batch,\n"
+    "else the GPUs times the largest micro-batch any fits), with gradient accumulation\n"
+    "making up the rest, so step times compare. Those that fit are simulated; the table\n"
+    "gives fits or not (what runs out, by how much, and whether model states or\n"
+    "activations), step time, tokens/s, TFLOP/s per GPU, memory per GPU, bytes each rank\n"
+    "sends and the bottleneck, and a paragraph explains the recommendation in the terms of\n"
+    "the ZeRO selection guide: within 3% of the fastest, the simplest configuration (DDP,\n"
+    "ZeRO-1, -2, -3, then offload) and one with 10% of the GPU free is preferred, and says\n"
+    "so. On a terminal, progress goes to stderr.\n"
     "\n"
     "required:\n"
     "  --model M          HuggingFace config.json path or preset (e.g. llama-2-13b)\n"
@@ -87,9 +97,13 @@ static int write_config(const char *path, const Candidate *best, const char *pre
     if (best->offload_optimizer == OFFLOAD_NVME || best->offload_param == OFFLOAD_NVME)
         fprintf(note, "; set nvme_path (" ADVISE_NVME_PATH_PLACEHOLDER
                       ") to the nodes' NVMe mount");
+    char ck[24];
     if (best->is_checkpointed)
-        fprintf(note, "; also enable full activation checkpointing in the model "
-                      "(--activation-checkpointing full), which ds_config does not express");
+        fprintf(note,
+                "; also enable %s activation checkpointing in the model "
+                "(--activation-checkpointing %s), which ds_config does not express",
+                best->checkpoint_every > 1 ? "every-N-th-layer" : "full",
+                advice_checkpointing(best, ck, sizeof ck));
     if (best->ep_size > 1)
         fprintf(note, "; and give the MoE layers ep_size %llu (DeepSpeed-MoE's "
                       "deepspeed.moe.layer.MoE(ep_size=...), --ep-size %llu here), which "
@@ -97,6 +111,23 @@ static int write_config(const char *path, const Candidate *best, const char *pre
                 (unsigned long long)best->ep_size, (unsigned long long)best->ep_size);
     fputc('\n', note);
     return 0;
+}
+
+/* Progress on a terminal: one line on stderr, rewritten in place, erased at the end. */
+static void progress(void *ctx, size_t done, size_t total, const Candidate *next)
+{
+    (void)ctx;
+    char nm[64], ck[24];
+    if (next == NULL) {
+        fputs("\r\033[K", stderr);
+        return;
+    }
+    fprintf(stderr,
+            "\r\033[Kadvise: candidate %zu of %zu that fit: %s, micro-batch %llu, "
+            "checkpointing %s",
+            done + 1, total, advice_name(next, nm, sizeof nm),
+            (unsigned long long)next->micro_batch, advice_checkpointing(next, ck, sizeof ck));
+    fflush(stderr);
 }
 
 static void write_text_report(FILE *out, const void *advice)
@@ -168,13 +199,16 @@ int cmd_advise(int argc, char **argv)
     exit_code = EXIT_BAD_INPUT;
 
     size_t n_cands = 0;
-    AdviseRequest req = {&model, &p, seq, batch, max_micro, precision};
-    if (advise_search(&req, &cands, &n_cands, &err))
+    uint64_t common = 0;
+    AdviseRequest req = {&model, &p, seq, batch, max_micro, precision, NULL, NULL};
+    if (isatty(fileno(stderr)))
+        req.progress = progress;
+    if (advise_search(&req, &cands, &n_cands, &common, &err))
         goto done;
 
     ModelParams params;
     params_count(&model, &params);
-    Advice advice = {&model, &p, (double)params.total, seq, batch, cands, n_cands};
+    Advice advice = {&model, &p, (double)params.total, seq, batch, cands, n_cands, common};
     const char *json = o[OPT_JSON].value;
     exit_code = cli_emit_report(json, write_text_report, write_json, &advice, &err);
     const char *config_path = o[OPT_WRITE_CONFIG].value;

@@ -80,8 +80,10 @@ static const char *const help =
     "                   only some ring hops cross breaks the symmetry (the report says why)\n"
     CLI_HELP_JOB
     "  --json FILE|-    also write the JSON report to FILE; '-' writes only JSON to stdout\n"
-    "  --trace FILE|-   write a Chrome trace (opens in Perfetto) of the traced ranks; '-'\n"
-    "                   writes only the trace to stdout\n"
+    "  --trace FILE|-   write a Chrome trace (opens in Perfetto) of the traced ranks: streams,\n"
+    "                   flows from collectives to the compute they unblock, step markers,\n"
+    "                   memory by category, link utilisation (docs/TRACE.md); '-' writes\n"
+    "                   only the trace to stdout\n"
     "  --trace-ranks L  ranks to trace: a list like 0,1,8-15 (default 0); in symmetric mode\n"
     "                   only the two simulated nodes' ranks\n"
     "  -h, --help       this text\n"
@@ -288,14 +290,16 @@ static int apply_calibration(const char *path, Platform *platform, StrList *defa
 /* The report on stdout and in the --json and --trace files. 0, or -1 with err set. */
 static int emit(const RunArgs *a, const RunReport *report, const bool *traced, Err *err)
 {
+    const TraceOptions trace = {traced, report->inputs.estimate->setup.grad_accum,
+                                report->inputs.platform};
     if (a->is_trace_stdout) { /* only the trace on stdout, as --json - */
-        trace_write_to(stdout, report->graph, report->result, traced);
+        trace_write_to(stdout, report->graph, report->result, &trace);
         return a->json && cli_write_file(a->json, "the JSON report", write_json, report, err)
                    ? -1
                    : 0;
     }
     if (cli_emit_report(a->json, write_text, write_json, report, err) ||
-        (a->trace && trace_write(a->trace, report->graph, report->result, traced, err)))
+        (a->trace && trace_write(a->trace, report->graph, report->result, &trace, err)))
         return -1;
     return 0;
 }

@@ -17,6 +17,7 @@
 #include "study/sweep.h"
 #include "study/sweep_merge.h"
 #include "study/sweep_output.h"
+#include "study/sweep_summary.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -49,6 +50,11 @@ static const char *const help =
     "                   of the point's key): N shards with one --out each cover the grid\n"
     "                   once (SLURM job arrays, GNU parallel)\n"
     "  --dry-run        list the points (id, todo or done, key) without running them\n"
+    "  --summary        once the sweep is done, print its rows (kept ones too) on stdout as\n"
+    "                   a table in rounded units: the grid's parameters, status, step,\n"
+    "                   tokens/s, TFLOP/s, MFU, GPU peak, fits, exposed communication, CPU\n"
+    "                   optimizer and offload time (run), compute bound (estimate); needs\n"
+    "                   --out FILE.csv\n"
     "  --merge OUT      merge the shard files of one sweep (every shard once, every point\n"
     "                   once, the same grid and inputs) into OUT, rows in id order\n"
     "  -h, --help       this text\n"
@@ -67,7 +73,7 @@ static const char *const help =
     "1 bad grid file or unusable output file, 2 bad command line, 130 interrupted (the\n"
     "rows written are complete: run the same command again to resume).\n";
 
-enum { OPT_JOBS, OPT_OUT, OPT_FORMAT, OPT_SHARD, OPT_DRY_RUN, OPT_MERGE, N_OPTS };
+enum { OPT_JOBS, OPT_OUT, OPT_FORMAT, OPT_SHARD, OPT_DRY_RUN, OPT_MERGE, OPT_SUMMARY, N_OPTS };
 enum { MAX_JOBS = 256, EXIT_INTERRUPTED = 130 };
 
 static const char *const cmd = "sweep";
@@ -232,6 +238,7 @@ int cmd_sweep(int argc, char **argv)
         [OPT_SHARD] = {"--shard", true, NULL},
         [OPT_DRY_RUN] = {"--dry-run", false, NULL},
         [OPT_MERGE] = {"--merge", true, NULL},
+        [OPT_SUMMARY] = {"--summary", false, NULL},
     };
     char **rest = xcalloc((size_t)argc + 1, sizeof *rest);
     const char **grids = xcalloc((size_t)argc + 1, sizeof *grids);
@@ -267,6 +274,13 @@ int cmd_sweep(int argc, char **argv)
     bool is_dry_run = o[OPT_DRY_RUN].value != NULL;
     if (out_path && strcmp(out_path, "-") == 0)
         out_path = NULL;
+    const bool want_summary = o[OPT_SUMMARY].value != NULL;
+    if (want_summary && (out_path == NULL || format != SWEEP_CSV))
+        return cli_usage_error(cmd, "--summary: expected --out FILE.csv (stdout would hold both "
+                                    "the rows and the table), got %s",
+                               out_path ? out_path : "rows on stdout");
+    if (want_summary && is_dry_run)
+        return cli_usage_error(cmd, "--summary: expected a sweep that runs, got --dry-run");
 
     Err err = {0};
     SweepOutput out = {.path = out_path, .format = format, .shard = shard, .n_shards = n_shards};
@@ -293,6 +307,8 @@ int cmd_sweep(int argc, char **argv)
                 : status == SWEEP_INTERRUPTED ? EXIT_INTERRUPTED
                                               : EXIT_BAD_INPUT;
     summary(status, g, &out, &t, shard, n_shards);
+    if (status == SWEEP_DONE && want_summary && sweep_summary_write(stdout, out_path, &err))
+        exit_code = EXIT_BAD_INPUT;
 done:
     if (err.is_set)
         fprintf(stderr, "zerosim: %s\n", err.msg);

@@ -195,6 +195,8 @@ static size_t post_phase(Run *run, const Op *op, const CollPhase *ph, uint32_t p
                                                     &token, (long)bytes);
             LinkClass cls = topology_gpu_pair_class(&engine.platform, op->rank, flow->send_to);
             run->out->link_bytes[op->rank][cls] += bytes;
+            if (run->out->op_link_bytes != NULL)
+                run->out->op_link_bytes[op - run->ops][cls] += bytes;
             run->out->coll_bytes[op->rank][op->sub] += bytes;
             run->out->n_activities++;
         }
@@ -385,13 +387,15 @@ static void run_collective(Run *run, OpId id)
 }
 
 /* A blocking flow between two hosts (copies between a GPU and its node's CPU). */
-static void send_bytes(Run *run, uint32_t rank, sg_host_t from, sg_host_t to, double bytes,
+static void send_bytes(Run *run, OpId id, sg_host_t from, sg_host_t to, double bytes,
                        LinkClass cls)
 {
     if (bytes <= 0)
         return;
     sg_host_sendto(from, to, bytes);
-    run->out->link_bytes[rank][cls] += bytes;
+    run->out->link_bytes[run->ops[id].rank][cls] += bytes;
+    if (run->out->op_link_bytes != NULL)
+        run->out->op_link_bytes[id][cls] += bytes;
     run->out->n_activities++;
 }
 
@@ -409,10 +413,10 @@ static void execute(Run *run, OpId id)
         break;
     case OP_COPY:
         if (op->sub == COPY_H2D)
-            send_bytes(run, op->rank, engine.cpus[node], engine.gpus[op->rank], op->amount,
+            send_bytes(run, id, engine.cpus[node], engine.gpus[op->rank], op->amount,
                        LINK_PCIE);
         else if (op->sub == COPY_D2H)
-            send_bytes(run, op->rank, engine.gpus[op->rank], engine.cpus[node], op->amount,
+            send_bytes(run, id, engine.gpus[op->rank], engine.cpus[node], op->amount,
                        LINK_PCIE);
         else /* D2D: read and write through HBM */
             sg_actor_sleep_for(2.0 * op->amount / p->gpu.hbm_bw_bytes_per_s);
@@ -424,6 +428,8 @@ static void execute(Run *run, OpId id)
             else
                 sg_disk_write(engine.disks[node], (sg_size_t)op->amount);
             run->out->link_bytes[op->rank][LINK_NVME] += op->amount;
+            if (run->out->op_link_bytes != NULL)
+                run->out->op_link_bytes[id][LINK_NVME] += op->amount;
             run->out->n_activities++;
         }
         break;
@@ -501,6 +507,8 @@ static void result_init(EngineResult *out, const Graph *g, const Platform *p,
     out->link_bytes = xcalloc(n_ranks, sizeof *out->link_bytes);
     out->coll_bytes = xcalloc(n_ranks, sizeof *out->coll_bytes);
     out->coll_info = xcalloc(n_coll ? n_coll : 1, sizeof *out->coll_info);
+    if (opts->traced != NULL)
+        out->op_link_bytes = xcalloc(n_ops ? n_ops : 1, sizeof *out->op_link_bytes);
     double nvme = (double)p->nvme.n_drives * (double)p->nvme.capacity_bytes_per_drive;
     out->memory = memory_create(n_ranks, (uint32_t)p->gpus_per_node, (double)p->gpu.hbm_bytes,
                                 (double)p->cpu.dram_bytes, nvme, opts->traced);
@@ -641,6 +649,7 @@ void engine_result_fini(EngineResult *r)
     free(r->link_bytes);
     free(r->coll_bytes);
     free(r->coll_info);
+    free(r->op_link_bytes);
     memory_destroy(r->memory);
     memset(r, 0, sizeof *r);
 }

@@ -59,6 +59,9 @@ typedef struct EngineResult {
     uint32_t n_ranks;
     double (*link_bytes)[LINK_N_CLASSES]; /* per rank: bytes it sent over each link class */
     double (*coll_bytes)[COLL_N_KINDS];   /* per rank: bytes it sent in each collective kind */
+    double (*op_link_bytes)[LINK_N_CLASSES]; /* per op, only when EngineOptions.traced is set
+                                                (traces' link tracks): bytes it sent over
+                                                each link class; else NULL */
     EngineCollInfo *coll_info;            /* per collective of the graph */
     uint64_t n_activities;                /* SimGrid executions, flows and I/Os started */
     double wall_s;                        /* host time spent in SimGrid */

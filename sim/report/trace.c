@@ -1,9 +1,10 @@
 /*
  * trace.c - Chrome trace event output (see trace.h).
  *
- * Three passes over the data, each streamed through the JSON writer: metadata (process and
- * thread names and sort order), one complete event per op that took time, stream by stream,
- * then the memory counters. Times are seconds in the engine and microseconds in the format
+ * Passes over the data, each streamed through the JSON writer: metadata (process and thread
+ * names and sort order), one complete event per op that took time, stream by stream, the flows
+ * from collectives to the compute they unblock, the step markers, the memory counters, then
+ * the link counters (one sorted array of rate changes, allocated once per trace). Times are seconds in the engine and microseconds in the format
  * ("ts", "dur"); "displayTimeUnit" only changes how viewers label the axis. Format: "Trace
  * Event Format" (Google, docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU).
  */
@@ -12,11 +13,13 @@
 #include "json_writer.h"
 
 #include "../common/xalloc.h"
+#include "../engine/topology.h"
 
 #include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NO_PID UINT32_MAX
@@ -122,7 +125,9 @@ static void write_op(JsonWriter *w, const Graph *g, const EngineResult *r, OpId 
     const char *label = graph_label_text(g, op->label);
     begin_event(w, "X", label[0] != '\0' ? label : op_default_name(op, buf, sizeof buf), op->rank);
     json_kv_u64(w, "tid", TRACE_TID(op->stream_kind));
-    json_kv_string(w, "cat", op_kind_name((OpKind)op->kind));
+    /* compute by purpose (recomputation apart from forward and backward), the rest by kind */
+    json_kv_string(w, "cat", op->kind == OP_COMPUTE ? graph_purpose_name((OpPurpose)op->purpose)
+                                                    : op_kind_name((OpKind)op->kind));
     json_kv_double(w, "ts", ns_to_us(start_ns));
     json_kv_double(w, "dur", ns_to_us(dur_ns));
     json_key(w, "args");
@@ -137,7 +142,7 @@ static void write_op(JsonWriter *w, const Graph *g, const EngineResult *r, OpId 
         const Collective *c = &graph_collectives(g)[op->ref];
         uint32_t n_members;
         graph_group(g, c->group, &n_members);
-        json_kv_double(w, "bytes", op->amount);
+        json_kv_u64(w, "bytes", (uint64_t)llround(op->amount)); /* whole bytes */
         json_kv_u64(w, "instance", op->ref);
         json_kv_u64(w, "group_size", n_members);
         if (c->kind == COLL_BROADCAST)
@@ -154,10 +159,10 @@ static void write_op(JsonWriter *w, const Graph *g, const EngineResult *r, OpId 
         break;
     }
     case OP_COPY:
-    case OP_DISK: json_kv_double(w, "bytes", op->amount); break;
+    case OP_DISK: json_kv_u64(w, "bytes", (uint64_t)llround(op->amount)); break;
     case OP_ALLOC:
     case OP_FREE:
-        json_kv_double(w, "bytes", op->amount);
+        json_kv_u64(w, "bytes", (uint64_t)llround(op->amount));
         json_kv_u64(w, "buffer", op->ref);
         break;
     }
@@ -205,6 +210,7 @@ static void write_counters(JsonWriter *w, const Graph *g, const MemTracker *t, c
     }
 
     static const char *const names[MEM_N_SPACES] = {"gpu memory", "cpu memory", "nvme"};
+    static const char *const short_names[MEM_N_SPACES] = {"gpu", "cpu", "nvme"};
     uint32_t n_samples;
     const MemSample *samples = memory_samples(t, &n_samples);
     for (uint32_t i = 0; i < n_samples; i++) {
@@ -219,15 +225,17 @@ static void write_counters(JsonWriter *w, const Graph *g, const MemTracker *t, c
         json_kv_double(w, "bytes", m->bytes);
         json_end_object(w);
         json_end_object(w);
-        /* one track per category (Perfetto shows each argument as its own counter) */
+        /* one track per category, each its own counter name, so that no viewer reads the
+         * categories a sample leaves out as zero */
         char name[48];
-        snprintf(name, sizeof name, "%s by category", names[space[m->account]]);
+        snprintf(name, sizeof name, "%s %s", short_names[space[m->account]],
+                 graph_category_name((MemCategory)m->category));
         begin_event(w, "C", name, pid_rank[m->account]);
         json_kv_string(w, "cat", "memory");
         json_kv_double(w, "ts", ns_to_us(to_ns(m->time_s)));
         json_key(w, "args");
         json_begin_object(w);
-        json_kv_double(w, graph_category_name((MemCategory)m->category), m->category_bytes);
+        json_kv_double(w, "bytes", m->category_bytes);
         json_end_object(w);
         json_end_object(w);
         if (m->reserved_bytes > 0) { /* the caching allocator's reserve (GPU) */
@@ -245,8 +253,188 @@ static void write_counters(JsonWriter *w, const Graph *g, const MemTracker *t, c
     free(space);
 }
 
-void trace_write_to(FILE *out, const Graph *g, const EngineResult *r, const bool *traced)
+/* Flows: from each traced collective that took time to every compute op with a duration it
+ * is a dependency of (the compute it unblocks), bound to the end of the collective's slice and
+ * the start of the compute's ("bp": "e": the enclosing slice). */
+static void write_flows(JsonWriter *w, const Graph *g, const EngineResult *r, const bool *traced)
 {
+    const Op *ops = graph_ops(g);
+    const OpId *succ = graph_successors(g);
+    uint64_t flow_id = 0;
+    for (OpId id = 0; id < graph_n_ops(g); id++) {
+        const Op *op = &ops[id];
+        if (op->kind != OP_COLLECTIVE || !is_traced(traced, op->rank))
+            continue;
+        const int64_t end_ns = to_ns(r->op_end_s[id]);
+        if (end_ns <= to_ns(r->op_start_s[id]))
+            continue;
+        for (uint32_t k = op->succ_begin; k < op->succ_end; k++) {
+            const OpId t = succ[k];
+            const Op *to = &ops[t];
+            const int64_t start_ns = to_ns(r->op_start_s[t]);
+            if (to->kind != OP_COMPUTE || !is_traced(traced, to->rank) ||
+                to_ns(r->op_end_s[t]) <= start_ns)
+                continue;
+            flow_id++;
+            begin_event(w, "s", "unblocks", op->rank);
+            json_kv_u64(w, "tid", TRACE_TID(op->stream_kind));
+            json_kv_string(w, "cat", "dependency");
+            json_kv_u64(w, "id", flow_id);
+            json_kv_double(w, "ts", ns_to_us(end_ns - 1)); /* inside the collective's slice */
+            json_end_object(w);
+            begin_event(w, "f", "unblocks", to->rank);
+            json_kv_u64(w, "tid", TRACE_TID(to->stream_kind));
+            json_kv_string(w, "cat", "dependency");
+            json_kv_u64(w, "id", flow_id);
+            json_kv_string(w, "bp", "e");
+            json_kv_double(w, "ts", ns_to_us(start_ns));
+            json_end_object(w);
+        }
+    }
+}
+
+/* Step markers: on each traced rank's compute stream a micro-batch starts at a forward op
+ * that follows anything but a forward op (the schedule runs each micro-batch's forward, then
+ * its backward, zero_schedule.c), and every micro_batches-th one starts a step. */
+static void write_steps(JsonWriter *w, const Graph *g, const EngineResult *r, const bool *traced,
+                        uint64_t micro_batches)
+{
+    const Stream *streams = graph_streams(g);
+    const OpId *stream_ops = graph_stream_ops(g);
+    const Op *ops = graph_ops(g);
+    for (uint32_t s = 0; s < graph_n_streams(g); s++) {
+        if (streams[s].kind != STREAM_COMPUTE || !is_traced(traced, streams[s].rank))
+            continue;
+        bool after_forward = false;
+        uint64_t n_starts = 0;
+        for (uint32_t k = streams[s].op_begin; k < streams[s].op_end; k++) {
+            const Op *op = &ops[stream_ops[k]];
+            if (op->kind != OP_COMPUTE || op->purpose == PURPOSE_SYNC)
+                continue;
+            const bool is_forward = op->purpose == PURPOSE_FORWARD;
+            if (is_forward && !after_forward && n_starts++ % micro_batches == 0) {
+                char name[32];
+                const uint64_t step = (n_starts - 1) / micro_batches;
+                snprintf(name, sizeof name, "step %llu", (unsigned long long)step);
+                begin_event(w, "i", name, streams[s].rank);
+                json_kv_u64(w, "tid", TRACE_TID(STREAM_COMPUTE));
+                json_kv_string(w, "cat", "step");
+                json_kv_string(w, "s", "p");
+                json_kv_double(w, "ts", ns_to_us(to_ns(r->op_start_s[stream_ops[k]])));
+                json_key(w, "args");
+                json_begin_object(w);
+                json_kv_u64(w, "step", step);
+                json_end_object(w);
+                json_end_object(w);
+            }
+            after_forward = is_forward;
+        }
+    }
+}
+
+/* A change of one rank's send rate on one link class at one time. */
+typedef struct RateChange {
+    int64_t time_ns;
+    uint32_t rank;
+    uint8_t link;
+    double bytes_per_s; /* + at an op's start, - at its end */
+} RateChange;
+
+static int by_track_then_time(const void *pa, const void *pb)
+{
+    const RateChange *a = pa, *b = pb;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    if (a->link != b->link)
+        return a->link < b->link ? -1 : 1;
+    return a->time_ns < b->time_ns ? -1 : a->time_ns > b->time_ns;
+}
+
+/* What one GPU can send on a link class, bytes/s; 0 when unknown (no platform, NVMe). */
+static double link_capacity(const Platform *p, LinkClass c)
+{
+    if (p == NULL)
+        return 0.0;
+    switch (c) {
+    case LINK_NVLINK: return p->has_nvlink ? p->nvlink.bw_bytes_per_s : 0.0;
+    case LINK_PCIE: return p->pcie.gpu_link.bw_bytes_per_s;
+    case LINK_NIC: /* the node's NICs shared by its GPUs */
+        return p->gpus_per_node ? p->nic.link.bw_bytes_per_s * (double)p->nic.per_node /
+                                      (double)p->gpus_per_node
+                                : 0.0;
+    case LINK_NVME:
+    case LINK_N_CLASSES: break;
+    }
+    return 0.0;
+}
+
+/* Link counters: each op that sent bytes over a link class adds bytes / duration to that
+ * class's rate for its duration (the average: the flow model's instantaneous rates are not
+ * recorded), per traced rank; with a platform, the utilisation is that rate over what the GPU
+ * can send on the class. */
+static void write_links(JsonWriter *w, const Graph *g, const EngineResult *r, const bool *traced,
+                        const Platform *platform)
+{
+    if (r->op_link_bytes == NULL)
+        return;
+    const Op *ops = graph_ops(g);
+    size_t n = 0;
+    for (OpId id = 0; id < graph_n_ops(g); id++)
+        for (int c = 0; c < LINK_N_CLASSES; c++)
+            n += is_traced(traced, ops[id].rank) && r->op_link_bytes[id][c] > 0 &&
+                 to_ns(r->op_end_s[id]) > to_ns(r->op_start_s[id]);
+    if (n == 0)
+        return;
+    RateChange *ch = xmalloc(2 * n * sizeof *ch);
+    size_t k = 0;
+    for (OpId id = 0; id < graph_n_ops(g); id++) {
+        const int64_t t0 = to_ns(r->op_start_s[id]), t1 = to_ns(r->op_end_s[id]);
+        if (!is_traced(traced, ops[id].rank) || t1 <= t0)
+            continue;
+        for (int c = 0; c < LINK_N_CLASSES; c++) {
+            const double bytes = r->op_link_bytes[id][c];
+            if (bytes <= 0)
+                continue;
+            const double rate = bytes / ((double)(t1 - t0) * 1e-9);
+            ch[k++] = (RateChange){t0, ops[id].rank, (uint8_t)c, rate};
+            ch[k++] = (RateChange){t1, ops[id].rank, (uint8_t)c, -rate};
+        }
+    }
+    assert(k == 2 * n);
+    qsort(ch, k, sizeof *ch, by_track_then_time);
+    double rate = 0.0;
+    for (size_t i = 0; i < k; i++) {
+        if (i == 0 || ch[i].rank != ch[i - 1].rank || ch[i].link != ch[i - 1].link)
+            rate = 0.0;
+        rate += ch[i].bytes_per_s;
+        if (i + 1 < k && ch[i + 1].rank == ch[i].rank && ch[i + 1].link == ch[i].link &&
+            ch[i + 1].time_ns == ch[i].time_ns)
+            continue; /* one sample per time */
+        if (rate < 1.0)
+            rate = 0.0; /* below a byte per second: the rounding left by adding and removing
+                           the same rates */
+        char name[32];
+        snprintf(name, sizeof name, "link %s", topology_link_class_name((LinkClass)ch[i].link));
+        begin_event(w, "C", name, ch[i].rank);
+        json_kv_string(w, "cat", "link");
+        json_kv_double(w, "ts", ns_to_us(ch[i].time_ns));
+        json_key(w, "args");
+        json_begin_object(w);
+        json_kv_double(w, "send_bytes_per_s", rate);
+        const double cap = link_capacity(platform, (LinkClass)ch[i].link);
+        if (cap > 0)
+            json_kv_double(w, "utilisation", rate / cap);
+        json_end_object(w);
+        json_end_object(w);
+    }
+    free(ch);
+}
+
+void trace_write_to(FILE *out, const Graph *g, const EngineResult *r, const TraceOptions *opts)
+{
+    const bool *traced = opts ? opts->traced : NULL;
+    const uint64_t micro_batches =
+        opts && opts->micro_batches_per_step ? opts->micro_batches_per_step : 1;
     assert(graph_stream_ops(g) != NULL); /* finalised */
     JsonWriter w;
     json_writer_init(&w, out, false);
@@ -256,20 +444,23 @@ void trace_write_to(FILE *out, const Graph *g, const EngineResult *r, const bool
     json_begin_array(&w);
     write_metadata(&w, g, traced);
     write_ops(&w, g, r, traced);
+    write_flows(&w, g, r, traced);
+    write_steps(&w, g, r, traced, micro_batches);
     if (r->memory != NULL)
         write_counters(&w, g, r->memory, traced);
+    write_links(&w, g, r, traced, opts ? opts->platform : NULL);
     json_end_array(&w);
     json_end_object(&w);
     fputc('\n', out);
 }
 
-int trace_write(const char *path, const Graph *g, const EngineResult *r, const bool *traced,
-                Err *err)
+int trace_write(const char *path, const Graph *g, const EngineResult *r,
+                const TraceOptions *opts, Err *err)
 {
     FILE *out = fopen(path, "w");
     if (out == NULL)
         return err_set(err, "%s: cannot write trace: %s", path, strerror(errno));
-    trace_write_to(out, g, r, traced);
+    trace_write_to(out, g, r, opts);
 
     /* A full disk may show only when the buffered bytes are flushed or the file is closed. */
     int error = 0;

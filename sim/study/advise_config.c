@@ -15,7 +15,13 @@ static const char *nvme_path(OffloadDevice d)
  * not a client one. */
 void advise_config_text(const Candidate *c, const char *precision, char *text, size_t size)
 {
-    char offload[400] = "";
+    char offload[400] = "", window[160] = "";
+    if (c->max_live_parameters)
+        snprintf(window, sizeof window,
+                 ",\n    \"stage3_prefetch_bucket_size\": %llu,"
+                 "\n    \"stage3_max_live_parameters\": %llu",
+                 (unsigned long long)c->prefetch_bucket_size,
+                 (unsigned long long)c->max_live_parameters);
     if (c->offload_optimizer != OFFLOAD_NONE)
         snprintf(offload, sizeof offload,
                  ",\n    \"offload_optimizer\": {\"device\": \"%s\", \"pin_memory\": true%s%s},"
@@ -32,9 +38,9 @@ void advise_config_text(const Candidate *c, const char *precision, char *text, s
         "  \"gradient_accumulation_steps\": %llu,\n"
         "  \"%s\": {\"enabled\": true},\n"
         "  \"optimizer\": {\"type\": \"AdamW\"},\n"
-        "  \"zero_optimization\": {\n    \"stage\": %d,\n    \"overlap_comm\": true%s\n  }\n}\n",
+        "  \"zero_optimization\": {\n    \"stage\": %d,\n    \"overlap_comm\": true%s%s\n  }\n}\n",
         (unsigned long long)c->micro_batch, (unsigned long long)c->grad_accum, precision,
-        c->zero_stage, offload);
+        c->zero_stage, window, offload);
 }
 
 int advise_config_parse(const Candidate *c, const char *precision, TrainConfig *out, Err *err)

@@ -31,10 +31,12 @@ static size_t read_full(int fd, void *buf, size_t n)
     return got;
 }
 
-int child_call(void (*fn)(void *arg, void *result), void *arg, void *result, size_t result_bytes,
-               const char *what, Err *err)
+int child_start(ChildCall *call, void (*fn)(void *arg, void *result), void *arg,
+                size_t result_bytes, void *scratch, const char *what, Err *err)
 {
     int fds[2];
+    call->pid = 0;
+    call->fd = -1;
     if (pipe(fds) != 0)
         return err_set(err, "%s: cannot create a pipe: %s", what, strerror(errno));
     fflush(NULL); /* the child must not write the parent's buffered output again */
@@ -46,11 +48,11 @@ int child_call(void (*fn)(void *arg, void *result), void *arg, void *result, siz
     }
     if (pid == 0) {
         close(fds[0]);
-        memset(result, 0, result_bytes);
-        fn(arg, result);
+        memset(scratch, 0, result_bytes);
+        fn(arg, scratch);
         size_t put = 0;
         while (put < result_bytes) {
-            ssize_t w = write(fds[1], (const char *)result + put, result_bytes - put);
+            ssize_t w = write(fds[1], (const char *)scratch + put, result_bytes - put);
             if (w < 0 && errno == EINTR)
                 continue;
             if (w <= 0)
@@ -60,12 +62,21 @@ int child_call(void (*fn)(void *arg, void *result), void *arg, void *result, siz
         _exit(0);
     }
     close(fds[1]);
+    call->pid = pid;
+    call->fd = fds[0];
+    return 0;
+}
+
+int child_finish(ChildCall *call, void *result, size_t result_bytes, const char *what, Err *err)
+{
     memset(result, 0, result_bytes);
-    size_t got = read_full(fds[0], result, result_bytes);
-    close(fds[0]);
+    size_t got = read_full(call->fd, result, result_bytes);
+    close(call->fd);
+    call->fd = -1;
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    while (waitpid(call->pid, &status, 0) < 0 && errno == EINTR)
         ;
+    call->pid = 0;
     if (WIFSIGNALED(status))
         return err_set(err, "%s: the simulation process was killed by signal %d (%s)", what,
                        WTERMSIG(status), strsignal(WTERMSIG(status)));
@@ -73,6 +84,15 @@ int child_call(void (*fn)(void *arg, void *result), void *arg, void *result, siz
         return err_set(err, "%s: the simulation process failed (exit status %d)", what,
                        WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     return 0;
+}
+
+int child_call(void (*fn)(void *arg, void *result), void *arg, void *result, size_t result_bytes,
+               const char *what, Err *err)
+{
+    ChildCall call;
+    if (child_start(&call, fn, arg, result_bytes, result, what, err))
+        return -1;
+    return child_finish(&call, result, result_bytes, what, err);
 }
 
 int child_spawn(Child *c, const char *exe, char *const argv[], Err *err)

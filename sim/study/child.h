@@ -5,7 +5,7 @@
  *
  * Two shapes. child_call() forks, runs a function that fills a fixed-size result in the child,
  * and hands the result back through a pipe: a crash in the child is an error here, not a
- * crash of the caller. child_spawn() forks and executes a program with its stdout and stderr
+ * crash of the caller; child_start() and child_finish() are its halves, for several at once. child_spawn() forks and executes a program with its stdout and stderr
  * on pipes, for a caller that polls several children (sweep's worker pool); child_drain() and
  * child_wait() finish the job. Neither allocates in the parent beyond what the caller passes.
  */
@@ -23,6 +23,20 @@
  * or did not hand back a whole result ("WHAT: the simulation process was killed by signal 11"). */
 int child_call(void (*fn)(void *arg, void *result), void *arg, void *result, size_t result_bytes,
                const char *what, Err *err);
+
+/* A function started in a child process (child_start), whose result child_finish reads. */
+typedef struct ChildCall {
+    pid_t pid;
+    int fd; /* the read end of the result pipe */
+} ChildCall;
+
+/* child_call in two halves, so that several children run at once: child_start forks and runs
+ * fn(arg, scratch) in the child (scratch, result_bytes, is the child's copy to fill: the
+ * parent's is untouched); child_finish reads the result, waits for the child and reports as
+ * child_call does. Each started call must be finished. 0, or -1 with err set. */
+int child_start(ChildCall *call, void (*fn)(void *arg, void *result), void *arg,
+                size_t result_bytes, void *scratch, const char *what, Err *err);
+int child_finish(ChildCall *call, void *result, size_t result_bytes, const char *what, Err *err);
 
 /* A started program: its pid and the read ends of its stdout and stderr (-1 once drained). */
 typedef struct Child {
