@@ -5,7 +5,7 @@
 # Run as: cmake -DSIM_DIR=<sim> -P check_layers.cmake (fails with one line per violation).
 set(layers common inputs model schedule engine report study cli)
 get_filename_component(SIM_DIR "${SIM_DIR}" ABSOLUTE)
-file(GLOB_RECURSE sources RELATIVE ${SIM_DIR} ${SIM_DIR}/*.c ${SIM_DIR}/*.cpp ${SIM_DIR}/*.h)
+file(GLOB_RECURSE sources RELATIVE ${SIM_DIR} ${SIM_DIR}/*.c ${SIM_DIR}/*.h)
 set(violations "")
 foreach(src ${sources})
   string(REGEX MATCH "^[^/]+" folder "${src}")

@@ -64,21 +64,17 @@ static CollPhase *new_phase(CollPlan *plan, uint32_t steps)
     return ph;
 }
 
-/* A flow to members[next] and from members[prev] (indexes, or COLLECTIVE_NO_PEER). */
-static void add_flow(CollPhase *ph, const uint32_t *members, uint32_t next, uint32_t prev,
-                     double bytes)
+static void add_flow(CollPhase *ph, uint32_t next, uint32_t prev, double bytes)
 {
-    ph->flow[ph->n_flows++] = (CollFlow){
-        next == COLLECTIVE_NO_PEER ? COLLECTIVE_NO_PEER : members[next],
-        prev == COLLECTIVE_NO_PEER ? COLLECTIVE_NO_PEER : members[prev], next, prev, bytes};
+    ph->flow[ph->n_flows++] = (CollFlow){next, prev, bytes};
 }
 
-/* One ring phase over n simulated members standing for n_logical, to members[next] and from
- * members[prev]; a broadcast ring starts at the root (the root receives nothing, its
- * predecessor forwards nothing); an idle member only keeps step. */
+/* One ring phase over n simulated members standing for n_logical; a broadcast ring starts at
+ * the root (the root receives
+ * nothing, its predecessor forwards nothing); an idle member only keeps step. */
 static void ring_phase_n(CollPlan *plan, CollectiveKind kind, uint32_t n_logical, uint32_t n,
-                         const uint32_t *members, uint32_t next, uint32_t prev, double bytes,
-                         bool is_root, bool is_root_pred, bool is_idle)
+                         uint32_t next, uint32_t prev, double bytes, bool is_root,
+                         bool is_root_pred, bool is_idle)
 {
     if (n < 2)
         return;
@@ -93,15 +89,14 @@ static void ring_phase_n(CollPlan *plan, CollectiveKind kind, uint32_t n_logical
     }
     if (is_idle)
         next = prev = COLLECTIVE_NO_PEER;
-    add_flow(ph, members, next, prev, volume);
+    add_flow(ph, next, prev, volume);
 }
 
 /* A ring phase whose simulated and logical sizes agree. */
-static void ring_phase(CollPlan *plan, CollectiveKind kind, uint32_t n, const uint32_t *members,
-                       uint32_t next, uint32_t prev, double bytes, bool is_root, bool is_root_pred,
-                       bool is_idle)
+static void ring_phase(CollPlan *plan, CollectiveKind kind, uint32_t n, uint32_t next,
+                       uint32_t prev, double bytes, bool is_root, bool is_root_pred, bool is_idle)
 {
-    ring_phase_n(plan, kind, n, n, members, next, prev, bytes, is_root, is_root_pred, is_idle);
+    ring_phase_n(plan, kind, n, n, next, prev, bytes, is_root, is_root_pred, is_idle);
 }
 
 /* NCCL's ring over whole nodes with g rail-aligned channels: 1/g of the ring volume crosses to
@@ -114,10 +109,10 @@ static void channelised_ring(CollPlan *plan, CollectiveKind kind, uint32_t g, ui
     uint32_t steps;
     double volume = ring_volume(kind, n_logical, bytes, &steps);
     CollPhase *ph = new_phase(plan, steps);
-    add_flow(ph, members, node * g + (local + 1) % g, node * g + (local + g - 1) % g,
+    add_flow(ph, members[node * g + (local + 1) % g], members[node * g + (local + g - 1) % g],
              volume * (double)(g - 1) / (double)g);
-    add_flow(ph, members, ((node + 1) % n_nodes) * g + local,
-             ((node + n_nodes - 1) % n_nodes) * g + local, volume / (double)g);
+    add_flow(ph, members[((node + 1) % n_nodes) * g + local],
+             members[((node + n_nodes - 1) % n_nodes) * g + local], volume / (double)g);
 }
 
 static void hierarchical(CollPlan *plan, CollectiveKind kind, uint32_t g, uint32_t n,
@@ -125,40 +120,39 @@ static void hierarchical(CollPlan *plan, CollectiveKind kind, uint32_t g, uint32
                          uint32_t root_index)
 {
     const uint32_t n_nodes = n / g, node = index / g, local = index % g;
-    const uint32_t logical_nodes = n_logical / g;           /* inter-node rings stand for these */
-    const uint32_t next_intra = node * g + (local + 1) % g; /* indexes into members */
-    const uint32_t prev_intra = node * g + (local + g - 1) % g;
-    const uint32_t next_inter = ((node + 1) % n_nodes) * g + local;
-    const uint32_t prev_inter = ((node + n_nodes - 1) % n_nodes) * g + local;
+    const uint32_t logical_nodes = n_logical / g; /* inter-node rings stand for these */
+    const uint32_t next_intra = members[node * g + (local + 1) % g];
+    const uint32_t prev_intra = members[node * g + (local + g - 1) % g];
+    const uint32_t next_inter = members[((node + 1) % n_nodes) * g + local];
+    const uint32_t prev_inter = members[((node + n_nodes - 1) % n_nodes) * g + local];
     const double rail_bytes = bytes / (double)g; /* each rail carries 1/g of the buffer */
     switch (kind) {
     case COLL_REDUCE_SCATTER:
-        ring_phase(plan, kind, g, members, next_intra, prev_intra, bytes, false, false, false);
-        ring_phase_n(plan, kind, logical_nodes, n_nodes, members, next_inter, prev_inter,
-                     rail_bytes, false, false, false);
+        ring_phase(plan, kind, g, next_intra, prev_intra, bytes, false, false, false);
+        ring_phase_n(plan, kind, logical_nodes, n_nodes, next_inter, prev_inter, rail_bytes, false,
+                     false, false);
         break;
     case COLL_ALL_GATHER:
-        ring_phase_n(plan, kind, logical_nodes, n_nodes, members, next_inter, prev_inter,
-                     rail_bytes, false, false, false);
-        ring_phase(plan, kind, g, members, next_intra, prev_intra, bytes, false, false, false);
+        ring_phase_n(plan, kind, logical_nodes, n_nodes, next_inter, prev_inter, rail_bytes, false,
+                     false, false);
+        ring_phase(plan, kind, g, next_intra, prev_intra, bytes, false, false, false);
         break;
     case COLL_ALL_REDUCE:
-        ring_phase(plan, COLL_REDUCE_SCATTER, g, members, next_intra, prev_intra, bytes, false,
-                   false, false);
-        ring_phase_n(plan, COLL_ALL_REDUCE, logical_nodes, n_nodes, members, next_inter, prev_inter,
-                     rail_bytes, false, false, false);
-        ring_phase(plan, COLL_ALL_GATHER, g, members, next_intra, prev_intra, bytes, false, false,
+        ring_phase(plan, COLL_REDUCE_SCATTER, g, next_intra, prev_intra, bytes, false, false,
                    false);
+        ring_phase_n(plan, COLL_ALL_REDUCE, logical_nodes, n_nodes, next_inter, prev_inter,
+                     rail_bytes, false, false, false);
+        ring_phase(plan, COLL_ALL_GATHER, g, next_intra, prev_intra, bytes, false, false, false);
         break;
     default: {
         /* Through the root's node, along every rail, then all-gathered in the other nodes. */
         const uint32_t root_node = root_index / g, root_local = root_index % g;
         const bool in_root_node = node == root_node;
-        ring_phase(plan, kind, g, members, next_intra, prev_intra, bytes, local == root_local,
+        ring_phase(plan, kind, g, next_intra, prev_intra, bytes, local == root_local,
                    (local + 1) % g == root_local, !in_root_node);
-        ring_phase_n(plan, kind, logical_nodes, n_nodes, members, next_inter, prev_inter,
-                     rail_bytes, in_root_node, (node + 1) % n_nodes == root_node, false);
-        ring_phase(plan, COLL_ALL_GATHER, g, members, next_intra, prev_intra, bytes, false, false,
+        ring_phase_n(plan, kind, logical_nodes, n_nodes, next_inter, prev_inter, rail_bytes,
+                     in_root_node, (node + 1) % n_nodes == root_node, false);
+        ring_phase(plan, COLL_ALL_GATHER, g, next_intra, prev_intra, bytes, false, false,
                    in_root_node);
         break;
     }
@@ -192,8 +186,9 @@ void collective_plan(const Platform *p, CollectiveKind kind, CollAlgo algo, bool
     else if (is_node_aligned) /* a broadcast's root still receives here: one hop, no more */
         channelised_ring(out, kind, g, n, n_logical, index, members, bytes);
     else
-        ring_phase_n(out, kind, n_logical, n, members, (index + 1) % n, (index + n - 1) % n, bytes,
-                     index == root_index, (index + 1) % n == root_index, false);
+        ring_phase_n(out, kind, n_logical, n, members[(index + 1) % n],
+                     members[(index + n - 1) % n], bytes, index == root_index,
+                     (index + 1) % n == root_index, false);
 }
 
 const char *collective_algo_name(CollAlgo algo)

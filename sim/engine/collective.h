@@ -51,11 +51,9 @@ typedef enum CommModel { COMM_MODEL_NCCL, COMM_MODEL_IDEAL } CommModel;
 #define COLLECTIVE_NO_PEER UINT32_MAX
 
 typedef struct CollFlow {
-    uint32_t send_to;    /* rank this member sends to, or COLLECTIVE_NO_PEER */
-    uint32_t recv_from;  /* rank this member receives from, or COLLECTIVE_NO_PEER */
-    uint32_t send_index; /* the same two as indexes into the members (the engine finds the */
-    uint32_t recv_index; /* peers' ops by them), COLLECTIVE_NO_PEER alike */
-    double bytes;        /* volume sent (the predecessor sends the same) */
+    uint32_t send_to;   /* rank this member sends to, or COLLECTIVE_NO_PEER */
+    uint32_t recv_from; /* rank this member receives from, or COLLECTIVE_NO_PEER */
+    double bytes;       /* volume sent (the predecessor sends the same) */
 } CollFlow;
 
 typedef struct CollPhase {

@@ -3,12 +3,9 @@
  *
  * SimGrid actors are C functions; each gets its StreamActor through the actor data. All run
  * state lives in one Run record: per-op remaining dependency counts, per-stream semaphores
- * and "waiting for" slots. A collective's flow starts when its sender and its receiver have
- * both arrived, as in NCCL: the later of the two starts it as one host-to-host flow (no
- * mailbox, no receive) and waits on it, and tells the other, through the op's count of open
- * flows and its stream's semaphore, when it is done. Stepwise mode, which posts every ring
- * step, meets through mailboxes instead, one per (rank, stream kind, phase). SimGrid runs
- * actors one at a time, so this state needs no locking.
+ * and "waiting for" slots. Collective members meet through mailboxes, one per (rank, stream
+ * kind, phase): a flow starts when the sender and its receiver have both arrived, as in NCCL.
+ * SimGrid runs actors one at a time, so this state needs no locking.
  */
 #define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen, clock_gettime */
 
@@ -17,7 +14,6 @@
 #include "capacity.h"
 
 #include "platform_xml.h"
-#include "s4u_glue.h"
 
 #include "../common/xalloc.h"
 
@@ -30,7 +26,6 @@
 #include <simgrid/mailbox.h>
 #include <simgrid/semaphore.h>
 
-#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +55,6 @@ struct Run {
     uint8_t *algo;       /* per collective: resolved CollAlgo (the flows' shape) */
     bool *is_aligned;    /* per collective: its group is whole nodes */
     double *min_bw_s;    /* per collective: the protocol's bound on the bandwidth part */
-    uint8_t *open_flows; /* per op: a collective member's flows not yet done, or NOT_ARRIVED */
     StreamActor *actors;
     uint32_t n_finished;
     uint32_t n_done; /* ops completed, for progress */
@@ -173,9 +167,9 @@ static sg_mailbox_t mailbox(uint32_t rank, uint32_t stream_kind, uint32_t slot)
     return engine.mailboxes[index];
 }
 
-/* Stepwise mode: posts this member's part of one step of a phase (`fraction` of each flow):
- * for each flow a send to its next member and a receive from its previous one, appended to
- * comms[], matched through mailboxes in posting order. Returns the new count. */
+/* Posts this member's part of one phase (or one step of it: `fraction` of each flow): for
+ * each flow a send to its next member and a receive from its previous one, appended to
+ * comms[]. Returns the new count. */
 static size_t post_phase(Run *run, const Op *op, const CollPhase *ph, uint32_t phase,
                          double fraction, sg_comm_t *comms, size_t n_comms)
 {
@@ -301,112 +295,6 @@ static void resolve_collective(Run *run, uint32_t c, uint32_t n, uint32_t n_node
         run->min_bw_s[c] = coll->bytes / ch.algbw_bytes_per_s;
 }
 
-/* A collective member that has not reached its op yet (open_flows). */
-#define NOT_ARRIVED UINT8_MAX
-
-_Static_assert(2 * COLLECTIVE_MAX_PHASES * COLLECTIVE_MAX_FLOWS < NOT_ARRIVED,
-               "a member's open flows fit below NOT_ARRIVED");
-
-/* One of member op's flows is done; the member's actor, parked once it had nothing left to
- * wait on itself, resumes with its last one. */
-static void flow_done(Run *run, OpId op)
-{
-    assert(run->open_flows[op] > 0 && run->open_flows[op] != NOT_ARRIVED);
-    if (--run->open_flows[op] == 0) {
-        uint32_t stream = run->ops[op].stream;
-        if (run->waiting[stream] == op) {
-            run->waiting[stream] = GRAPH_NO_OP;
-            sg_sem_release(run->sems[stream]);
-        }
-    }
-}
-
-/* NCCL's kernels occupy SMs while the collective runs: an execution bounded to that share of
- * the GPU competes with concurrent compute for as long as the flows last, then is cancelled.
- * (Suspending one execution per stream between collectives instead, s4u::Exec::suspend and
- * resume, changed the simulated step: SimGrid 3.32 does not give a suspended and resumed
- * execution the share of a new one; docs/PERFORMANCE.md.) */
-static sg_exec_t kernels_start(const Op *op)
-{
-    double share = engine.platform.gpu.comm_sm_fraction;
-    if (share <= 0)
-        return NULL;
-    sg_exec_t k = sg_actor_exec_init(1e300);
-    sg_exec_set_bound(k, share * sg_host_get_speed(engine.gpus[op->rank]));
-    sg_exec_start(k);
-    return k;
-}
-
-/* A member's fluid flows (every flow of every phase at once): a flow whose other end has
- * arrived starts now, from its sender's GPU to its receiver's, and this member waits on it;
- * the others start when their other end arrives, which then waits on them. The member is done
- * when all its flows are. Which flows this member starts is decided, and its arrival
- * published, before the first SimGrid call: each call lets other actors run, and a peer that
- * arrived in between would start the same flow again. */
-static void run_fluid_flows(Run *run, OpId id, const Collective *c, const uint32_t *members,
-                            const CollPlan *plan)
-{
-    const Op *op = &run->ops[id];
-    (void)members; /* in the asserts only */
-    enum { MAX_FLOWS = 2 * COLLECTIVE_MAX_PHASES * COLLECTIVE_MAX_FLOWS };
-    uint32_t from[MAX_FLOWS], to[MAX_FLOWS]; /* ranks */
-    double bytes[MAX_FLOWS];
-    OpId peers[MAX_FLOWS];
-    sg_comm_t comms[MAX_FLOWS];
-    size_t n_comms = 0;
-    uint8_t open = 0;
-    for (uint32_t k = 0; k < plan->n_phases; k++) {
-        const CollPhase *ph = &plan->phase[k];
-        for (uint32_t f = 0; f < ph->n_flows; f++) {
-            const CollFlow *flow = &ph->flow[f];
-            if (flow->bytes <= 0)
-                continue;
-            if (flow->send_to != COLLECTIVE_NO_PEER) {
-                OpId peer = c->first_op + flow->send_index;
-                assert(members[flow->send_index] == flow->send_to);
-                open++;
-                if (run->open_flows[peer] != NOT_ARRIVED) {
-                    from[n_comms] = op->rank;
-                    to[n_comms] = flow->send_to;
-                    bytes[n_comms] = flow->bytes;
-                    peers[n_comms++] = peer;
-                }
-                LinkClass cls = topology_gpu_pair_class(&engine.platform, op->rank, flow->send_to);
-                run->out->link_bytes[op->rank][cls] += flow->bytes;
-                run->out->coll_bytes[op->rank][op->sub] += flow->bytes;
-                run->out->n_activities++;
-            }
-            if (flow->recv_from != COLLECTIVE_NO_PEER) {
-                OpId peer = c->first_op + flow->recv_index;
-                assert(members[flow->recv_index] == flow->recv_from);
-                open++;
-                if (run->open_flows[peer] != NOT_ARRIVED) {
-                    from[n_comms] = flow->recv_from;
-                    to[n_comms] = op->rank;
-                    bytes[n_comms] = flow->bytes;
-                    peers[n_comms++] = peer;
-                }
-            }
-        }
-    }
-    run->open_flows[id] = open;
-    for (size_t i = 0; i < n_comms; i++)
-        comms[i] = s4u_glue_sendto_async(engine.gpus[from[i]], engine.gpus[to[i]], bytes[i]);
-    while (n_comms > 0) {
-        ssize_t k = sg_comm_wait_any(comms, n_comms);
-        assert(k >= 0 && (size_t)k < n_comms);
-        flow_done(run, peers[k]);
-        flow_done(run, id);
-        n_comms--;
-        comms[k] = comms[n_comms];
-        peers[k] = peers[n_comms];
-    }
-    if (run->open_flows[id] > 0) {
-        run->waiting[op->stream] = id;
-        sg_sem_acquire(run->sems[op->stream]);
-    }
-}
-
 static void run_collective(Run *run, OpId id)
 {
     const Op *op = &run->ops[id];
@@ -424,10 +312,18 @@ static void run_collective(Run *run, OpId id)
     collective_plan(&engine.platform, (CollectiveKind)c->kind, (CollAlgo)run->algo[op->ref],
                     run->is_aligned[op->ref], members, n, c->n_logical, index, c->bytes, root_index,
                     &plan);
-    sg_exec_t kernels = kernels_start(op);
+    sg_comm_t comms[2 * COLLECTIVE_MAX_PHASES * COLLECTIVE_MAX_FLOWS];
+    /* NCCL's kernels occupy SMs while the collective runs: an execution bounded to that share
+     * of the GPU competes with concurrent compute for as long as the flows last. */
+    sg_exec_t kernels = NULL;
+    double share = engine.platform.gpu.comm_sm_fraction;
+    if (share > 0) {
+        kernels = sg_actor_exec_init(1e300);
+        sg_exec_set_bound(kernels, share * sg_host_get_speed(engine.gpus[op->rank]));
+        sg_exec_start(kernels);
+    }
     if (run->opts.is_stepwise) {
         /* Step s of every phase that has one, concurrently (the pipeline), then the next. */
-        sg_comm_t comms[2 * COLLECTIVE_MAX_PHASES * COLLECTIVE_MAX_FLOWS];
         uint32_t max_steps = 0;
         for (uint32_t k = 0; k < plan.n_phases; k++)
             if (plan.phase[k].steps > max_steps)
@@ -448,15 +344,17 @@ static void run_collective(Run *run, OpId id)
      * rest of the latency term: the pipeline's step latencies (ideal model) or NCCL's latency
      * (nccl model), and, under NCCL, whatever the protocol's bandwidth bound adds to what the
      * flows took. */
+    size_t n_comms = 0;
     double latency = 0.0, paid = 0.0;
     for (uint32_t k = 0; k < plan.n_phases; k++) {
+        n_comms = post_phase(run, op, &plan.phase[k], k, 1.0, comms, n_comms);
         double hop = phase_hop_latency(op, &plan.phase[k]);
         latency += plan.phase[k].steps * hop;
         if (hop > paid)
             paid = hop;
     }
     double t0 = simgrid_get_clock();
-    run_fluid_flows(run, id, c, members, &plan);
+    sg_comm_wait_all(comms, n_comms);
     if (kernels)
         sg_exec_cancel(kernels);
     double wait = latency - paid;
@@ -619,8 +517,6 @@ static void run_init(Run *run, const Graph *g, const Platform *p, const EngineOp
     run->algo = xmalloc(n_coll ? n_coll : 1);
     run->is_aligned = xmalloc(n_coll ? n_coll : 1);
     run->min_bw_s = xcalloc(n_coll ? n_coll : 1, sizeof *run->min_bw_s);
-    run->open_flows = xmalloc(n_ops ? n_ops : 1);
-    memset(run->open_flows, NOT_ARRIVED, n_ops ? n_ops : 1);
     uint32_t cached_group = UINT32_MAX, cached_nodes = 1;
     bool cached_aligned = false;
     for (uint32_t c = 0; c < n_coll; c++) {
@@ -648,7 +544,6 @@ static void run_fini(Run *run, uint32_t n_streams)
     free(run->algo);
     free(run->is_aligned);
     free(run->min_bw_s);
-    free(run->open_flows);
 }
 
 /* One actor per stream, started on its host. */
