@@ -204,7 +204,9 @@ int main(int argc, char **argv)
     printf("simulation        %.3f s (%.3f s in SimGrid, %.3f s CPU)\n", sim_s, r.wall_s,
            sim_cpu_s);
     printf("events/s          %.0f\n", sim_s > 0 ? (double)r.n_activities / sim_s : 0.0);
-    printf("peak RSS          %.1f MB\n", (double)ru.ru_maxrss / 1024.0);
+    printf("peak RSS          %.1f MB (%.1f kB per simulated GPU)\n", (double)ru.ru_maxrss / 1024.0,
+           (double)ru.ru_maxrss / (double)graph_n_ranks(g));
+    printf("memory maps       %ld while running (vm.max_map_count caps them)\n", r.n_memory_maps);
     rc = 0;
 done:
     if (err.is_set)

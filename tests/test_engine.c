@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "engine/engine.h"
+#include "engine/platform_xml.h"
 #include "isolated.h"
 
 #include <math.h>
@@ -365,6 +366,57 @@ static void test_engine_collective_kernels_slow_concurrent_compute(void **state)
     assert_close(pr.v[0], 1.0 / 0.75, 1e-6); /* the compute gets 1 - 0.25 of the GPU */
 }
 
+/* Two collectives at once on one GPU (a gather and a reduce, 4e9 bytes each sharing the NIC:
+ * 8 s): the compute beside them gets 1 - 2 x 0.25 of the GPU (pstate 2). */
+static void scenario_interference_twice(Probe *probe)
+{
+    Platform p;
+    Err err = {0};
+    if (load_tiny(&p, "1e12", "1e9", &err))
+        return probe_fail(probe, &err);
+    p.gpu.comm_sm_fraction = 0.25;
+    if (engine_init(&p, PRECISION_BF16, &err))
+        return probe_fail(probe, &err);
+    const double speed = p.gpu.bf16_flops_per_s * p.gpu.gemm_efficiency;
+    Graph *g = graph_create(4);
+    OpId c = graph_compute(g, 0, STREAM_COMPUTE, DEVICE_GPU, PURPOSE_FORWARD, speed * 1.0, 0);
+    flow(g, 0, 2, 4e9);
+    uint32_t members[2] = {0, 2};
+    graph_collective(g, COLL_BROADCAST, graph_add_group(g, members, 2), STREAM_REDUCE, 4e9, 0, 0,
+                     NULL);
+    if (!finalized(g, probe))
+        return;
+    EngineOptions opts = {.algo = COLL_ALGO_RING, .comm_model = COMM_MODEL_IDEAL};
+    EngineResult r;
+    if (engine_run(g, &opts, &r, &err))
+        return probe_fail(probe, &err);
+    probe_record(probe, r.op_end_s[c] - r.op_start_s[c]);
+    engine_result_fini(&r);
+    graph_destroy(g);
+}
+
+static void test_engine_two_collectives_slow_compute_twice(void **state)
+{
+    (void)state;
+    Probe pr = run_isolated(scenario_interference_twice);
+    assert_int_equal(pr.n, 1);
+    assert_close(pr.v[0], 1.0 / 0.5, 1e-6);
+}
+
+/* The GPU's pstates are what max-min gives one compute beside k kernel sets bounded to the
+ * share: speed - k x bound while that exceeds the fair share speed / (k + 1), else that. */
+static void test_engine_kernel_pstates_follow_maxmin(void **state)
+{
+    (void)state;
+    assert_true(platform_xml_gpu_pstate_speed(100.0, 0.15, 0) == 100.0);
+    assert_close(platform_xml_gpu_pstate_speed(100.0, 0.15, 1), 85.0, 1e-12);
+    assert_close(platform_xml_gpu_pstate_speed(100.0, 0.15, 2), 70.0, 1e-12);
+    assert_close(platform_xml_gpu_pstate_speed(100.0, 0.15, 5), 25.0, 1e-12); /* 15 < 16.7 */
+    assert_close(platform_xml_gpu_pstate_speed(100.0, 0.4, 1), 60.0, 1e-12);
+    assert_close(platform_xml_gpu_pstate_speed(100.0, 0.4, 2), 100.0 / 3.0, 1e-12); /* fair */
+    assert_true(platform_xml_gpu_pstate_speed(100.0, 0.0, 3) == 100.0);
+}
+
 /* ---- a collective whose members wait on each other is reported, not hung ---- */
 
 static void scenario_deadlock(Probe *probe)
@@ -461,6 +513,8 @@ int main(void)
         cmocka_unit_test(test_engine_fluid_and_stepwise_agree_within_2_percent),
         cmocka_unit_test(test_engine_two_rank_layer_matches_hand_computation),
         cmocka_unit_test(test_engine_collective_kernels_slow_concurrent_compute),
+        cmocka_unit_test(test_engine_two_collectives_slow_compute_twice),
+        cmocka_unit_test(test_engine_kernel_pstates_follow_maxmin),
         cmocka_unit_test(test_engine_deadlock_is_reported),
         cmocka_unit_test(test_engine_nccl_model_latency_and_protocol_bound),
     };

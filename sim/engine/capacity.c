@@ -5,8 +5,7 @@
 
 #include <stdio.h>
 
-/* Lines of /proc/self/maps (one per mapping), or -1. */
-static long count_maps(void)
+long capacity_count_maps(void)
 {
     FILE *f = fopen("/proc/self/maps", "r");
     if (f == NULL)
@@ -30,18 +29,23 @@ static long max_map_count(void)
     return v;
 }
 
-int capacity_check_actors(uint32_t n_actors, Err *err)
+int capacity_check_maps(uint32_t n_actors, unsigned maps_per_actor, Err *err)
 {
-    const long limit = max_map_count(), now = count_maps();
+    const long limit = max_map_count(), now = capacity_count_maps();
     if (limit <= 0 || now < 0)
         return 0;
-    const double need = (double)now + 1.1 * CAPACITY_MAPS_PER_ACTOR * (double)n_actors;
+    const double need = (double)now + 1.1 * maps_per_actor * (double)n_actors;
     if (need <= (double)limit)
         return 0;
     return err_set(err,
                    "engine: the simulation needs about %.0f memory mappings (%u actors, one per "
-                   "stream, %u each for its stack and guard page) and vm.max_map_count allows "
-                   "%ld: simulate fewer ranks (--mode symmetric, the default beyond 4 nodes) or "
-                   "raise vm.max_map_count (sysctl -w vm.max_map_count=%.0f)",
-                   need, n_actors, CAPACITY_MAPS_PER_ACTOR, limit, need * 1.2);
+                   "stream, %u each) and vm.max_map_count allows %ld: simulate fewer ranks "
+                   "(--mode symmetric, the default beyond 4 nodes) or raise vm.max_map_count "
+                   "(sysctl -w vm.max_map_count=%.0f)",
+                   need, n_actors, maps_per_actor, limit, need * 1.2);
+}
+
+int capacity_check_actors(uint32_t n_actors, Err *err)
+{
+    return capacity_check_maps(n_actors, CAPACITY_MAPS_PER_ACTOR, err);
 }

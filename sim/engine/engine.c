@@ -26,6 +26,7 @@
 #include <simgrid/mailbox.h>
 #include <simgrid/semaphore.h>
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,7 @@ struct Run {
     uint8_t *algo;       /* per collective: resolved CollAlgo (the flows' shape) */
     bool *is_aligned;    /* per collective: its group is whole nodes */
     double *min_bw_s;    /* per collective: the protocol's bound on the bandwidth part */
+    uint8_t *n_kernels;  /* per rank: collectives running on its GPU (its pstate) */
     StreamActor *actors;
     uint32_t n_finished;
     uint32_t n_done; /* ops completed, for progress */
@@ -96,13 +98,18 @@ int engine_init(const Platform *p, Precision precision, Err *err)
         unlink(path);
         return err_set(err, "engine: cannot write the temporary platform file %s", path);
     }
+    /* contexts/guard-size:0: actor stacks from malloc, without a guard page's mapping each,
+     * so that 16,384 GPUs' actors fit under vm.max_map_count (capacity.h). Without the guard
+     * an overflow would go unnoticed: the stacks stay at 64 KiB, four times the 16 KiB that
+     * also ran the benchmarks (docs/PERFORMANCE.md). */
     char *argv[] = {"zerosim",
                     "--cfg=network/model:CM02",
                     "--cfg=network/crosstraffic:0",
                     "--cfg=contexts/stack-size:64",
+                    "--cfg=contexts/guard-size:0",
                     "--log=root.thres:critical",
                     NULL};
-    int argc = 5;
+    int argc = 6;
     simgrid_init(&argc, argv);
     simgrid_load_platform(path);
     unlink(path);
@@ -314,6 +321,46 @@ static void resolve_collective(Run *run, uint32_t c, uint32_t n, uint32_t n_node
         run->min_bw_s[c] = coll->bytes / ch.algbw_bytes_per_s;
 }
 
+/* NCCL's kernels occupy SMs while the collective runs: for as long as the flows last, compute
+ * on the GPU gets what max-min sharing leaves it beside one execution bounded to
+ * gpu.comm_sm_fraction per running collective. On a GPU host that is its pstate: pstate k
+ * (platform_xml.h) is that speed with k collectives running, and switching it costs one
+ * simcall, where an execution started and cancelled per member cost 14% of the simulation's
+ * instructions (docs/PERFORMANCE.md); the step is the same to the microsecond. Elsewhere (a
+ * collective on a CPU host's stream) the bounded execution itself; returned, for
+ * kernels_end. */
+static sg_host_t stream_host(const Stream *st);
+
+static sg_exec_t kernels_begin(Run *run, const Op *op)
+{
+    const double share = engine.platform.gpu.comm_sm_fraction;
+    if (share <= 0)
+        return NULL;
+    sg_host_t gpu = engine.gpus[op->rank];
+    if (stream_host(&run->streams[op->stream]) != gpu) {
+        sg_exec_t k = sg_actor_exec_init(1e300);
+        sg_exec_set_bound(k, share * sg_host_get_pstate_speed(gpu, 0));
+        sg_exec_start(k);
+        return k;
+    }
+    uint8_t n = ++run->n_kernels[op->rank];
+    assert(n < PLATFORM_XML_GPU_PSTATES);
+    sg_host_set_pstate(gpu, n);
+    return NULL;
+}
+
+static void kernels_end(Run *run, const Op *op, sg_exec_t exec)
+{
+    if (exec != NULL) {
+        sg_exec_cancel(exec);
+        return;
+    }
+    if (engine.platform.gpu.comm_sm_fraction <= 0)
+        return;
+    assert(run->n_kernels[op->rank] > 0);
+    sg_host_set_pstate(engine.gpus[op->rank], --run->n_kernels[op->rank]);
+}
+
 static void run_collective(Run *run, OpId id)
 {
     const Op *op = &run->ops[id];
@@ -332,15 +379,7 @@ static void run_collective(Run *run, OpId id)
                     run->is_aligned[op->ref], members, n, c->n_logical, index, c->bytes, root_index,
                     &plan);
     sg_comm_t comms[2 * COLLECTIVE_MAX_PHASES * COLLECTIVE_MAX_FLOWS];
-    /* NCCL's kernels occupy SMs while the collective runs: an execution bounded to that share
-     * of the GPU competes with concurrent compute for as long as the flows last. */
-    sg_exec_t kernels = NULL;
-    double share = engine.platform.gpu.comm_sm_fraction;
-    if (share > 0) {
-        kernels = sg_actor_exec_init(1e300);
-        sg_exec_set_bound(kernels, share * sg_host_get_speed(engine.gpus[op->rank]));
-        sg_exec_start(kernels);
-    }
+    sg_exec_t kernels = kernels_begin(run, op);
     if (run->opts.is_stepwise) {
         /* Step s of every phase that has one, concurrently (the pipeline), then the next. */
         uint32_t max_steps = 0;
@@ -355,8 +394,7 @@ static void run_collective(Run *run, OpId id)
                                          comms, n_comms);
             sg_comm_wait_all(comms, n_comms);
         }
-        if (kernels)
-            sg_exec_cancel(kernels);
+        kernels_end(run, op, kernels);
         return;
     }
     /* Fluid: every flow at once; each pays its route latency; the member then waits out the
@@ -374,8 +412,7 @@ static void run_collective(Run *run, OpId id)
     }
     double t0 = simgrid_get_clock();
     sg_comm_wait_all(comms, n_comms);
-    if (kernels)
-        sg_exec_cancel(kernels);
+    kernels_end(run, op, kernels);
     double wait = latency - paid;
     if (run->opts.comm_model == COMM_MODEL_NCCL) {
         double flows_s = simgrid_get_clock() - t0 - paid, bound_s = run->min_bw_s[op->ref];
@@ -542,6 +579,7 @@ static void run_init(Run *run, const Graph *g, const Platform *p, const EngineOp
     run->algo = xmalloc(n_coll ? n_coll : 1);
     run->is_aligned = xmalloc(n_coll ? n_coll : 1);
     run->min_bw_s = xcalloc(n_coll ? n_coll : 1, sizeof *run->min_bw_s);
+    run->n_kernels = xcalloc(graph_n_ranks(g) ? graph_n_ranks(g) : 1, 1);
     uint32_t cached_group = UINT32_MAX, cached_nodes = 1;
     bool cached_aligned = false;
     for (uint32_t c = 0; c < n_coll; c++) {
@@ -569,6 +607,7 @@ static void run_fini(Run *run, uint32_t n_streams)
     free(run->algo);
     free(run->is_aligned);
     free(run->min_bw_s);
+    free(run->n_kernels);
 }
 
 /* One actor per stream, started on its host. */
@@ -627,6 +666,7 @@ int engine_run(const Graph *g, const EngineOptions *opts, EngineResult *out, Err
     run.wall0 = wall_clock();
     run.t0 = simgrid_get_clock();
     start_actors(&run, n_streams);
+    out->n_memory_maps = capacity_count_maps();
     simgrid_run();
     out->wall_s = wall_clock() - run.wall0;
     if (run.is_progress_shown)
@@ -637,6 +677,8 @@ int engine_run(const Graph *g, const EngineOptions *opts, EngineResult *out, Err
     if (run.n_finished != n_streams) {
         rc = deadlock(&run, n_streams, err);
         sg_actor_kill_all();
+        for (uint32_t r = 0; r < n_ranks; r++) /* the killed members' kernels */
+            sg_host_set_pstate(engine.gpus[r], 0);
     }
     run_fini(&run, n_streams);
     return rc;

@@ -65,6 +65,8 @@ typedef struct EngineResult {
     EngineCollInfo *coll_info;            /* per collective of the graph */
     uint64_t n_activities;                /* SimGrid executions, flows and I/Os started */
     double wall_s;                        /* host time spent in SimGrid */
+    long n_memory_maps; /* entries of the process's memory map once every actor was started
+                           (capacity.h), -1 where unknown */
 } EngineResult;
 
 /* Builds the SimGrid platform for p (validated and resized) with GPU speeds for `precision`.

@@ -60,6 +60,17 @@ static void gpu_gpu_route(const Platform *p, FILE *out, unsigned k, unsigned ra,
     fprintf(out, "</route>\n");
 }
 
+double platform_xml_gpu_pstate_speed(double speed, double share, unsigned k)
+{
+    const double bound = share * speed, fair = speed / (double)(k + 1);
+    if (bound >= fair)
+        return fair;
+    double left = speed;
+    for (unsigned i = 0; i < k; i++)
+        left -= bound;
+    return left;
+}
+
 /* A zero-latency link on the fabric (its latency is carried by the NIC links). */
 static void fabric_link(FILE *out, const char *prefix, unsigned a, double bw)
 {
@@ -114,9 +125,15 @@ static void write_node(const Platform *p, FILE *out, unsigned k, double gpu_spee
     const unsigned g = (unsigned)p->gpus_per_node;
     const unsigned first = k * g;
     fprintf(out, "  <zone id=\"node%u\" routing=\"Full\">\n", k);
-    for (unsigned r = first; r < first + g; r++)
-        fprintf(out, "    <host id=\"gpu%u\" speed=\"%.17gf\"/>\n", r,
-                gpu_host_speed(p, r, gpu_speed));
+    for (unsigned r = first; r < first + g; r++) {
+        /* power states: the speed left to compute beside k NCCL kernels (engine.c) */
+        const double speed = gpu_host_speed(p, r, gpu_speed);
+        fprintf(out, "    <host id=\"gpu%u\" speed=\"", r);
+        for (unsigned ps = 0; ps < PLATFORM_XML_GPU_PSTATES; ps++)
+            fprintf(out, "%s%.17gf", ps ? "," : "",
+                    platform_xml_gpu_pstate_speed(speed, p->gpu.comm_sm_fraction, ps));
+        fprintf(out, "\"/>\n");
+    }
     fprintf(out, "    <host id=\"cpu%u\" speed=\"%.17gf\" core=\"1\">", k, cpu_speed);
     if (p->nvme.n_drives > 0)
         fprintf(out, "<disk id=\"nvme%u\" read_bw=\"%.17gBps\" write_bw=\"%.17gBps\"/>", k,

@@ -20,6 +20,17 @@
 
 #include <stdio.h>
 
+/* GPU hosts have power states: pstate k is the speed left to compute while k sets of NCCL
+ * kernels run on the GPU, each bounded to gpu.comm_sm_fraction of it (engine.c switches
+ * them); pstate 0 is the full speed. One per GPU stream that can run a collective, plus 0. */
+#define PLATFORM_XML_GPU_PSTATES 6
+
+/* The speed of pstate k for a GPU of `speed` whose kernel sets take `share` each: what
+ * SimGrid's max-min sharing gives one unbounded execution beside k executions bounded to
+ * share x speed (their bound first, subtracted one by one as its solver does, unless the fair
+ * share speed / (k + 1) is lower). */
+double platform_xml_gpu_pstate_speed(double speed, double share, unsigned k);
+
 /* Writes the XML for platform p (already validated and resized); GPU speeds use the dense peak
  * of `precision`. */
 void platform_xml_write(const Platform *p, Precision precision, FILE *out);
