@@ -326,6 +326,18 @@ int cli_load_inputs(const char *model_arg, const char *config_arg, const char *p
     return 0;
 }
 
+int cli_remedy_config(void *ctx, const RemedyVariant *v, TrainConfig *out, Err *err)
+{
+    const CliRemedyContext *c = ctx;
+    if (ds_config_load_shape(out, c->config_path, cli_data_dir(), &v->shape, err))
+        return -1;
+    TrainOverrides o = c->overrides;
+    o.micro_batch = v->micro_batch;
+    o.grad_accum = v->grad_accum;
+    o.global_batch = c->global_batch;
+    return ds_config_apply(out, c->hidden, &o, err);
+}
+
 int cli_emit_report(const char *json_path, CliWriter text, CliWriter json, const void *data,
                     Err *err)
 {

@@ -37,7 +37,9 @@ static const char *const help =
     "Simulates training steps of a DeepSpeed ZeRO configuration on a SimGrid model of the\n"
     "cluster: every rank's forward, backward, gradient reduction, parameter gathering and\n"
     "optimizer step as an event graph, with contention on NVLink, PCIe, NICs and the\n"
-    "fabric. Prints the step time, tokens/s, TFLOP/s per GPU (Megatron's formula) and MFU,\n"
+    "fabric. Opens with the verdict: fits, or which memory runs out on which rank and by\n"
+    "how much, and the cheapest change that fits (found by re-estimating a smaller\n"
+    "micro-batch, activation checkpointing, later ZeRO stages and offload). Prints the step time, tokens/s, TFLOP/s per GPU (Megatron's formula) and MFU,\n"
     "where rank 0's time goes (compute, optimizer, exposed communication by collective,\n"
     "idle), the simulated memory per GPU: the allocated peak with its breakdown, the\n"
     "caching allocator's reserved peak, the CUDA context and NCCL buffers, and whether the\n"
@@ -395,10 +397,23 @@ int cmd_run(int argc, char **argv)
         .simulated_gpus = graph_n_ranks(graph),
         .build_wall_s = build_s};
     breakdown_rank(graph, &result, 0, &report.breakdown);
+    uint32_t oom_rank, peak_rank;
+    MemSpace oom_space;
+    Remedy remedy;
+    if (memory_first_oom(result.memory, &oom_rank, &oom_space)) {
+        /* the variants must also leave free what the allocator replay found above the
+         * analytic peak in this run (fragmentation, segment rounding) */
+        const MemAccount *g = memory_max_peak(result.memory, MEM_GPU, &peak_rank);
+        const double above = memory_gpu_device_peak_bytes(g) - (double)est.gpu_device_peak;
+        CliRemedyContext ctx = {train.file, model.hidden, a.overrides, est.setup.global_batch};
+        if (remedy_find(&model, &train, &platform, &a.est_opts, &est,
+                        above > 0 ? (uint64_t)above : 0,
+                        a.fsdp == FSDP_NONE ? cli_remedy_config : NULL, &ctx, &remedy, &err))
+            goto done;
+        report.inputs.remedy = &remedy;
+    }
     if (emit(&a, &report, traced, &err))
         goto done;
-    uint32_t oom_rank;
-    MemSpace oom_space;
     exit_code =
         memory_first_oom(result.memory, &oom_rank, &oom_space) ? EXIT_OUT_OF_MEMORY : EXIT_OK;
 done:
