@@ -326,6 +326,16 @@ int cli_load_inputs(const char *model_arg, const char *config_arg, const char *p
     return 0;
 }
 
+void cli_self_exe(const char *argv0, char *out, size_t out_size)
+{
+    ssize_t n = readlink("/proc/self/exe", out, out_size - 1);
+    if (n > 0) {
+        out[n] = '\0';
+        return;
+    }
+    snprintf(out, out_size, "%s", argv0);
+}
+
 int cli_remedy_config(void *ctx, const RemedyVariant *v, TrainConfig *out, Err *err)
 {
     const CliRemedyContext *c = ctx;

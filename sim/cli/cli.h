@@ -178,6 +178,10 @@ int cli_count(const char *command, const char *option, const char *text, uint64_
  * "8G". Same contract as cli_count. */
 int cli_bytes(const char *command, const char *option, const char *text, uint64_t *out);
 
+/* This executable's path (/proc/self/exe, else argv0), for commands that run zerosim in
+ * child processes. */
+void cli_self_exe(const char *argv0, char *out, size_t out_size);
+
 /* Where shipped models, configs and platforms live: $ZEROSIM_DATA_DIR or the source tree. */
 const char *cli_data_dir(void);
 
@@ -194,5 +198,6 @@ int cmd_collective(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_advise(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 #endif
