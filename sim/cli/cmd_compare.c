@@ -12,6 +12,7 @@
 #include "cli.h"
 
 #include "common/xalloc.h"
+#include "report/compare_html.h"
 #include "report/compare_report.h"
 #include "study/compare.h"
 
@@ -42,6 +43,9 @@ static const char *const help =
     "  --trace-ranks, shared by every column\n"
     "  --json FILE|-    also write the JSON report to FILE; '-' writes only JSON to stdout\n"
     "  --csv FILE|-     also write one CSV row per column to FILE; '-' only the CSV to stdout\n"
+    "  --html FILE      also write the comparison as one self-contained HTML page (inline\n"
+    "                   SVG): where each step goes, memory by category, bytes per link\n"
+    "                   class\n"
     "  -h, --help       this text\n"
     "\n"
     "Columns run one after the other. The JSON schema is in docs/JSON-SCHEMA.md. Exit codes:\n"
@@ -54,7 +58,7 @@ typedef struct CompareArgs {
     StrList shared;      /* run options for every column */
     StrList configs;     /* --config values */
     StrList column_text; /* --column values */
-    const char *json, *csv;
+    const char *json, *csv, *html;
 } CompareArgs;
 
 static void args_fini(CompareArgs *a)
@@ -75,7 +79,8 @@ static int parse(int argc, char **argv, CompareArgs *a)
             return 1;
         }
         const bool is_own = strcmp(arg, "--config") == 0 || strcmp(arg, "--column") == 0 ||
-                            strcmp(arg, "--json") == 0 || strcmp(arg, "--csv") == 0;
+                            strcmp(arg, "--json") == 0 || strcmp(arg, "--csv") == 0 ||
+                            strcmp(arg, "--html") == 0;
         if (strcmp(arg, "--trace") == 0 || strcmp(arg, "--trace-ranks") == 0)
             return cli_usage_error(cmd, "%s: expected in `zerosim run` only (compare writes no "
                                         "trace), got it here", arg);
@@ -94,9 +99,14 @@ static int parse(int argc, char **argv, CompareArgs *a)
             strlist_addf(&a->column_text, "%s", value);
         else if (strcmp(arg, "--json") == 0)
             a->json = value;
+        else if (strcmp(arg, "--html") == 0)
+            a->html = value;
         else
             a->csv = value;
     }
+    if (a->html && strcmp(a->html, "-") == 0)
+        return cli_usage_error(cmd, "--html: expected a file name (the page is not written to "
+                                    "stdout), got \"-\"");
     if (a->json && a->csv && strcmp(a->json, "-") == 0 && strcmp(a->csv, "-") == 0)
         return cli_usage_error(cmd, "--json - and --csv -: expected at most one of them on "
                                     "stdout, got both");
@@ -149,6 +159,11 @@ static void write_json(FILE *out, const void *report)
     compare_report_json(out, report);
 }
 
+static void write_html(FILE *out, const void *report)
+{
+    compare_html_write(out, report);
+}
+
 typedef struct CsvData {
     const CompareColumn *columns;
     const RunSummary *summaries;
@@ -185,7 +200,8 @@ int cmd_compare(int argc, char **argv)
     }
     int exit_code = EXIT_BAD_INPUT;
     if (cli_check_output(a.json, "the JSON report", &err) ||
-        cli_check_output(a.csv, "the CSV", &err))
+        cli_check_output(a.csv, "the CSV", &err) ||
+        cli_check_output(a.html, "the HTML report", &err))
         goto done;
     char exe[4096];
     cli_self_exe(argv[0], exe, sizeof exe);
@@ -204,6 +220,8 @@ int cmd_compare(int argc, char **argv)
         if (exit_code == 0 && a.csv)
             exit_code = cli_write_file(a.csv, "the CSV", write_csv, &csv, &err);
     }
+    if (exit_code == 0 && a.html)
+        exit_code = cli_write_file(a.html, "the HTML report", write_html, &report, &err);
 done:
     if (err.is_set)
         fprintf(stderr, "zerosim: %s\n", err.msg);

@@ -18,6 +18,7 @@
 #include "inputs/model_config.h"
 #include "inputs/platform.h"
 #include "model/estimate.h"
+#include "report/run_html.h"
 #include "report/run_report.h"
 #include "report/trace.h"
 #include "schedule/fsdp.h"
@@ -79,6 +80,9 @@ static const char *const help =
     "                   data-parallel steps on a fabric without shared bottlenecks, and\n"
     "                   far faster); auto: symmetric beyond 4 nodes (default)\n"
     "  --json FILE|-    also write the JSON report to FILE; '-' writes only JSON to stdout\n"
+    "  --html FILE      also write the report as one self-contained HTML page: the\n"
+    "                   verdict, where the step goes, GPU memory over time by category,\n"
+    "                   bytes per link class and one layer's timeline (inline SVG)\n"
     "  --trace FILE|-   write a Chrome trace (opens in Perfetto) of the traced ranks; '-'\n"
     "                   writes only the trace to stdout\n"
     "  --trace-ranks L  ranks to trace: a list like 0,1,8-15 (default 0); in symmetric mode\n"
@@ -114,6 +118,7 @@ enum {
     OPT_PRECISION = OPT_MICRO_BATCH + CLI_N_TRAIN_OPTIONS - 1,
     OPT_COMM_MODEL,
     OPT_DS_VERSION,
+    OPT_HTML,
     N_OPTS
 };
 
@@ -163,6 +168,11 @@ static void write_json(FILE *out, const void *report)
     run_report_json(out, report);
 }
 
+static void write_html(FILE *out, const void *report)
+{
+    run_html_write(out, report);
+}
+
 /* The command line, parsed and checked: everything that needs no input file. */
 typedef struct RunArgs {
     CliOption o[N_OPTS];
@@ -172,7 +182,7 @@ typedef struct RunArgs {
     ScheduleOptions sched;
     EngineOptions eng;
     int fsdp, prefetch, mode;
-    const char *json, *trace, *ranks;
+    const char *json, *trace, *ranks, *html;
     bool is_trace_stdout;
 } RunArgs;
 
@@ -204,6 +214,7 @@ static int parse_args(int argc, char **argv, RunArgs *a)
         [OPT_MICRO_BATCH] = CLI_TRAIN_OPTIONS,
         [OPT_COMM_MODEL] = {"--comm-model", true, NULL},
         [OPT_DS_VERSION] = {"--deepspeed-version", true, NULL},
+        [OPT_HTML] = {"--html", true, NULL},
     };
     const char *cmd = "run";
     memset(a, 0, sizeof *a);
@@ -247,6 +258,10 @@ static int parse_args(int argc, char **argv, RunArgs *a)
         return EXIT_BAD_USAGE;
     a->sched.variant = (ScheduleVariant)variant;
     a->json = o[OPT_JSON].value;
+    a->html = o[OPT_HTML].value;
+    if (a->html && strcmp(a->html, "-") == 0)
+        return cli_usage_error(cmd, "--html: expected a file name (the page is not written to "
+                                    "stdout), got \"-\"");
     a->trace = o[OPT_TRACE].value;
     a->ranks = o[OPT_TRACE_RANKS].value;
     a->is_trace_stdout = a->trace && strcmp(a->trace, "-") == 0;
@@ -298,12 +313,15 @@ static int emit(const RunArgs *a, const RunReport *report, const bool *traced, E
 {
     if (a->is_trace_stdout) { /* only the trace on stdout, as --json - */
         trace_write_to(stdout, report->graph, report->result, traced);
-        return a->json && cli_write_file(a->json, "the JSON report", write_json, report, err)
+        return (a->json && cli_write_file(a->json, "the JSON report", write_json, report, err)) ||
+                       (a->html &&
+                        cli_write_file(a->html, "the HTML report", write_html, report, err))
                    ? -1
                    : 0;
     }
     if (cli_emit_report(a->json, write_text, write_json, report, err) ||
-        (a->trace && trace_write(a->trace, report->graph, report->result, traced, err)))
+        (a->trace && trace_write(a->trace, report->graph, report->result, traced, err)) ||
+        (a->html && cli_write_file(a->html, "the HTML report", write_html, report, err)))
         return -1;
     return 0;
 }
@@ -328,7 +346,8 @@ int cmd_run(int argc, char **argv)
     EngineResult result = {0};
     int exit_code = EXIT_BAD_INPUT;
     if (cli_check_output(a.json, "the JSON report", &err) ||
-        cli_check_output(a.trace, "the trace", &err))
+        cli_check_output(a.trace, "the trace", &err) ||
+        cli_check_output(a.html, "the HTML report", &err))
         goto done;
     exit_code = cli_load_inputs(o[OPT_MODEL].value, o[OPT_CONFIG].value, o[OPT_PLATFORM].value,
                                 a.gpus, a.nodes, &a.overrides, &model, &train, &platform, &err);

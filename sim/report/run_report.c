@@ -30,7 +30,7 @@ void run_report_metrics(const RunReport *r, RunMetrics *out)
 
 /* The simulated verdict: the first out-of-memory (which memory, rank, when, by how much),
  * else the GPU with the highest device peak. */
-static void run_verdict(const RunReport *r, const RunMetrics *m, Verdict *out)
+void run_report_verdict(const RunReport *r, const RunMetrics *m, Verdict *out)
 {
     *out = (Verdict){0};
     const MemAccount *g = m->oom && m->oom_space == MEM_GPU ? m->oom : m->gpu_peak;
@@ -112,7 +112,7 @@ void run_report_text(FILE *out, const RunReport *r)
         precision_name(in->train->precision));
 
     Verdict v;
-    run_verdict(r, &m, &v);
+    run_report_verdict(r, &m, &v);
     verdict_text(out, &v);
     fprintf(out, "\n");
     fprintf(out, "step time        %.4f s   (compute-bound lower bound %.4f s)\n", m.step_s,
@@ -226,7 +226,7 @@ void run_report_json(FILE *out, const RunReport *r)
     json_kv_string(&w, "zerosim_version", ZEROSIM_VERSION_STRING);
     json_kv_string(&w, "command", "run");
     Verdict v;
-    run_verdict(r, &m, &v);
+    run_report_verdict(r, &m, &v);
     verdict_json(&w, &v);
     estimate_report_json_inputs(&w, in);
     json_key(&w, "simulation");
