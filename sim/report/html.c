@@ -55,6 +55,7 @@ void html_begin(FILE *out, const char *title)
           "span.swatch { display: inline-block; width: 0.9em; height: 0.9em; "
           "margin-right: 0.3em; vertical-align: middle; }\n"
           "svg { display: block; margin: 0.3em 0; }\n"
+          "pre { font-size: 12px; white-space: pre-wrap; }\n"
           "svg text { font-size: 12px; fill: #222; }\n"
           "table { border-collapse: collapse; } td, th { padding: 0.15em 0.8em; "
           "text-align: right; } td:first-child, th:first-child { text-align: left; }\n"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The HTML reports of `zerosim run --html` and `zerosim compare --html`, checked.
+"""The HTML reports of `zerosim run`, `compare` and `advise --html`, checked.
 
 usage: check_html.py ZEROSIM SOURCE_DIR OUT_DIR              structure (always on)
        check_html.py ZEROSIM SOURCE_DIR OUT_DIR --render CHROMIUM
@@ -9,7 +9,8 @@ Structure: each page is well-formed XML (every element closed, text escaped), ha
 and nothing loaded from outside (no src, no href but data:), and holds the parts it promises:
 the run page a verdict, the breakdown bar, the memory-over-time area (one polygon per memory
 category), the bytes per link class and the one-layer timeline (forward and backward lanes
-with ops drawn); the compare page a column per configuration and its bars.
+with ops drawn); the compare page a column per configuration and its bars; the advise page
+the ranked table with its recommendation and the charts.
 
 Render: each page is screenshot by headless Chromium, which must log no console message (the
 pages have no script, so any is an error) and produce a picture that is not blank (enough
@@ -43,7 +44,11 @@ def make_pages(zerosim, src, out):
                     "--gpus", "8", "--seq-len", "1024", "--config", "zero2", "--config",
                     "zero3", "--html", compare_page], check=True, env=env,
                    stdout=subprocess.DEVNULL)
-    return run_page, compare_page
+    advise_page = os.path.join(out, "advise.html")
+    subprocess.run([zerosim, "advise", "--model", "gpt2-1.5b", "--platform", "dgx-a100-80g",
+                    "--seq-len", "1024", "--max-micro-batch", "4", "--global-batch", "64",
+                    "--html", advise_page], check=True, env=env, stdout=subprocess.DEVNULL)
+    return run_page, compare_page, advise_page
 
 
 def parse(path):
@@ -100,6 +105,16 @@ def check_compare(path):
     svgs = list(root.iter(SVG + "svg"))
     if len(svgs) < 6:  # 2 breakdown, 2 memory, 2 bytes
         fail(path + ": expected at least 6 charts, got %d" % len(svgs))
+
+
+def check_advise(path):
+    root = parse(path)
+    pre = texts(root, "pre")
+    if not pre or "Recommended:" not in pre[0]:
+        fail(path + ": expected the ranked table with its recommendation")
+    svgs = list(root.iter(SVG + "svg"))
+    if len(svgs) < 3:  # step time, tokens/s, memory
+        fail(path + ": expected at least 3 charts, got %d" % len(svgs))
 
 
 def png_pixels(path):
@@ -193,13 +208,14 @@ def main():
         if not chromium or not os.path.exists(chromium):
             print("check_html: chromium not found: skipped")
             sys.exit(77)
-    run_page, compare_page = make_pages(zerosim, src, out)
+    run_page, compare_page, advise_page = make_pages(zerosim, src, out)
     check_run(run_page)
     check_compare(compare_page)
+    check_advise(advise_page)
     if chromium is None:
-        print("check_html: both pages well-formed with their parts")
+        print("check_html: the three pages well-formed with their parts")
         return
-    for page in (run_page, compare_page):
+    for page in (run_page, compare_page, advise_page):
         why = judge(page, *render(chromium, page, out))
         if why:
             fail(page + ": " + why)
@@ -213,7 +229,7 @@ def main():
         why = judge(page, *render(chromium, page, out))
         if why is None or what not in why:
             fail(page + ": expected the %s control to be refused, got %r" % (what, why))
-    print("check_html: both pages render in Chromium, not blank, no console messages")
+    print("check_html: the three pages render in Chromium, not blank, no console messages")
 
 
 main()
