@@ -205,7 +205,8 @@ int cmd_compare(int argc, char **argv)
         goto done;
     char exe[4096];
     cli_self_exe(argv[0], exe, sizeof exe);
-    exit_code = compare_run(exe, columns, n, summaries, isatty(fileno(stderr)), &err);
+    exit_code =
+        compare_run(exe, columns, n, summaries, isatty(fileno(stderr)), cli_is_quiet, &err);
     if (exit_code)
         goto done;
     CompareReport report = {n, labels, args, summaries};

@@ -50,8 +50,8 @@ static void failure_line(const char *err_text, int exit_code, char *msg, size_t 
 
 /* Runs one child to its end: its stdout and stderr into out and err_text, its wait status
  * into *status. 0, or -1 with err set when it could not start. */
-static int run_child(const char *exe, const CompareColumn *c, Buf *out, Buf *err_text,
-                     int *status, Err *err)
+static int run_child(const char *exe, const CompareColumn *c, bool is_quiet, Buf *out,
+                     Buf *err_text, int *status, Err *err)
 {
     char **argv = xcalloc(c->run_args.n_items + 6, sizeof *argv);
     size_t n = 0;
@@ -61,7 +61,8 @@ static int run_child(const char *exe, const CompareColumn *c, Buf *out, Buf *err
         argv[n++] = c->run_args.items[i];
     argv[n++] = "--json";
     argv[n++] = "-";
-    argv[n++] = "--quiet";
+    if (is_quiet)
+        argv[n++] = "--quiet";
     argv[n] = NULL;
     Child child;
     int rc = child_spawn(&child, exe, argv, err);
@@ -91,7 +92,7 @@ static int run_child(const char *exe, const CompareColumn *c, Buf *out, Buf *err
 }
 
 int compare_run(const char *exe, const CompareColumn *columns, size_t n_columns,
-                RunSummary *summaries, bool show_progress, Err *err)
+                RunSummary *summaries, bool show_progress, bool is_quiet, Err *err)
 {
     for (size_t k = 0; k < n_columns; k++) {
         const CompareColumn *c = &columns[k];
@@ -100,7 +101,7 @@ int compare_run(const char *exe, const CompareColumn *columns, size_t n_columns,
                     c->label);
         Buf out = {0}, err_text = {0};
         int status = 0, rc = 0;
-        if (run_child(exe, c, &out, &err_text, &status, err)) {
+        if (run_child(exe, c, is_quiet, &out, &err_text, &status, err)) {
             rc = EXIT_FAILURE;
         } else if (!WIFEXITED(status)) {
             rc = 1;
@@ -112,6 +113,9 @@ int compare_run(const char *exe, const CompareColumn *columns, size_t n_columns,
             failure_line(err_text.data, rc, msg, sizeof msg);
             err_set(err, "column %zu (%s): %s", k + 1, c->label, msg);
         } else {
+            /* the column's warnings (keys not modelled, ...) are the user's to see */
+            if (err_text.data && err_text.n > 0)
+                fprintf(stderr, "column %zu (%s): %s", k + 1, c->label, err_text.data);
             char what[128];
             snprintf(what, sizeof what, "column %zu (%s)", k + 1, c->label);
             if (run_summary_read(&summaries[k], what, out.data ? out.data : "", out.n, err))

@@ -26,9 +26,11 @@ typedef struct CompareColumn {
 /* Runs each column with `exe` (this executable), reading its report into summaries[k].
  * 0 when every column ran (exit 0, or 3 for a configuration that runs out of memory); else
  * the failing child's exit code (1 bad input, 2 bad command line, or 1 when it crashed) with
- * err set to "column K (LABEL): its message". show_progress: a line per column on stderr. */
+ * err set to "column K (LABEL): its message". show_progress: a line per column on stderr;
+ * a column's warnings go to stderr after "column K (LABEL): " unless is_quiet (then the
+ * children run with --quiet). */
 int compare_run(const char *exe, const CompareColumn *columns, size_t n_columns,
-                RunSummary *summaries, bool show_progress, Err *err);
+                RunSummary *summaries, bool show_progress, bool is_quiet, Err *err);
 
 /* The CSV (RFC 4180): a header, then one row per column: label, the inputs, the verdict and
  * every run_summary row's number under its report path. */
