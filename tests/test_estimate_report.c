@@ -147,6 +147,15 @@ static void test_estimate_report_json_zero3_1024_gpus(void **state)
 
     assert_string_equal(str(root, "command"), "estimate");
     assert_true(str(root, "zerosim_version")[0] != '\0');
+    /* the verdict: the device peak against all 80 GiB (no headroom here) */
+    assert_true(cJSON_IsFalse(at(root, "verdict.fits")));
+    assert_string_equal(str(root, "verdict.runs_out"), "gpu");
+    assert_true(cJSON_IsNull(at(root, "verdict.rank")));
+    assert_num(root, "verdict.needed_bytes", (double)c.est.gpu_device_peak);
+    assert_num(root, "verdict.usable_bytes", 80.0 * 1024 * 1024 * 1024);
+    assert_num(root, "verdict.short_bytes",
+               (double)c.est.gpu_device_peak - 80.0 * 1024 * 1024 * 1024);
+    assert_true(cJSON_IsNull(at(root, "verdict.hint")));
     assert_string_equal(str(root, "model.name"), "gpt3-175b");
     assert_num(root, "model.params", (double)PSI);
     assert_num(root, "model.params_per_layer", (double)(12 * H * H + 13 * H));
@@ -302,7 +311,12 @@ static void test_estimate_report_text_zero3_1024_gpus(void **state)
      * step: 1250h x 2 B = 0.03 GB */
     assert_contains(text, "  = total                                    1046.57   (3.00 x Psi x "
                           "2 B)\n");
-    assert_contains(text, "\nverdict: GPU memory runs out\n");
+    /* the verdict opens the report: activations of 4 x 2048 tokens on 96 layers outgrow 80
+     * GiB; no hint without a search */
+    assert_contains(text, "dgx-a100-80g\n\nverdict      DOES NOT FIT: GPU memory runs out on "
+                          "every GPU: ");
+    assert_contains(text, " 80.00 usable, "); /* no headroom: no "kept free" */
+    assert_null(strstr(text, "hint "));
     assert_contains(text, "\ndefaults applied:    --seq-len 2048 (test)\n");
     assert_null(strstr(text, "offload      "));
     free(text);

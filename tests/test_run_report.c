@@ -314,7 +314,10 @@ static void test_run_report_text_hand_values(void **state)
                           "free (--headroom)\n");
     assert_contains(text, "  host memory peak                         1.00   host per node");
     assert_null(strstr(text, "NVMe peak"));
-    assert_contains(text, "fits: every GPU, host and NVMe stays within capacity\n");
+    /* the verdict first: 8 - 6.5 = 1.5 GiB to spare, 1 of 64 GiB of host memory */
+    assert_contains(text, "bf16\n\nverdict      fits: 6.50 GiB per GPU of 8.00 usable, 1.50 "
+                          "to spare; host 1.00 of 64.00 GiB per node\n\n"
+                          "step time");
     assert_contains(text, "  all-gather                               2.00\n");
     assert_contains(text, "  over pcie                                3.00\n");
     assert_null(strstr(text, "  all-reduce "));
@@ -337,11 +340,22 @@ static void test_run_report_out_of_memory(void **state)
     assert_num(root, "memory.oom.time_s", 2);
     assert_num(root, "memory.oom.bytes", 6.5 * GIB);
     assert_num(root, "memory.oom.capacity_bytes", 6 * GIB);
+    assert_true(cJSON_IsFalse(at(root, "verdict.fits")));
+    assert_string_equal(at(root, "verdict.runs_out")->valuestring, "gpu");
+    assert_num(root, "verdict.rank", 0);
+    assert_num(root, "verdict.time_s", 2);
+    assert_num(root, "verdict.needed_bytes", 6.5 * GIB);
+    assert_num(root, "verdict.usable_bytes", 6 * GIB);
+    assert_num(root, "verdict.short_bytes", 0.5 * GIB);
+    assert_true(cJSON_IsNull(at(root, "verdict.hint")));
     cJSON_Delete(root);
     char *text = capture(run_report_text, &run.report);
-    assert_contains(text, "OUT OF MEMORY: gpu of rank 0 needs 6.50 GiB of 6.00 (capacity less "
-                          "headroom) at 2.0000 s\n");
-    assert_null(strstr(text, "fits: every GPU"));
+    /* 6.5 - 6 = 0.5 GiB short: 1 + 0.5 + 2 GiB of model states, 3 of activations */
+    assert_contains(text, "\n\nverdict      DOES NOT FIT: GPU memory runs out on rank 0 (first "
+                          "over at 2.0000 s): 6.50 GiB needed, 6.00 usable, 0.50 short; model "
+                          "states 3.50, activations 3.00, buffers, copies and runtime 0.00\n");
+    assert_null(strstr(text, "verdict      fits"));
+    assert_null(strstr(text, "hint ")); /* no search was run */
     free(text);
     run_fini(&run);
 }

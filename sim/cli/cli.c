@@ -451,6 +451,28 @@ int cli_load_inputs(const char *model_arg, const char *config_arg, const char *p
     return 0;
 }
 
+void cli_self_exe(const char *argv0, char *out, size_t out_size)
+{
+    ssize_t n = readlink("/proc/self/exe", out, out_size - 1);
+    if (n > 0) {
+        out[n] = '\0';
+        return;
+    }
+    snprintf(out, out_size, "%s", argv0);
+}
+
+int cli_remedy_config(void *ctx, const RemedyVariant *v, TrainConfig *out, Err *err)
+{
+    const CliRemedyContext *c = ctx;
+    if (ds_config_load_shape(out, c->config_path, cli_data_dir(), &v->shape, err))
+        return -1;
+    TrainOverrides o = c->overrides;
+    o.micro_batch = v->micro_batch;
+    o.grad_accum = v->grad_accum;
+    o.global_batch = c->global_batch;
+    return ds_config_apply(out, c->hidden, &o, err);
+}
+
 int cli_emit_report(const char *json_path, CliWriter text, CliWriter json, const void *data,
                     Err *err)
 {

@@ -13,6 +13,7 @@
 #include "common/err.h"
 #include "common/strlist.h"
 #include "model/estimate.h"
+#include "model/remedy.h"
 #include "schedule/zero_schedule.h"
 
 #include <stdio.h>
@@ -184,6 +185,19 @@ int cli_load_inputs(const char *model_arg, const char *config_arg, const char *p
                     uint64_t gpus, uint64_t nodes, const TrainOverrides *overrides,
                     ModelConfig *model, TrainConfig *train, Platform *platform, Err *err);
 
+/* What cli_remedy_config needs to rebuild the user's config in another shape. */
+typedef struct CliRemedyContext {
+    const char *config_path;  /* the ds_config as loaded (TrainConfig.file) */
+    uint64_t hidden;          /* the model's, for HF's "auto" fills */
+    TrainOverrides overrides; /* the command line's */
+    uint64_t global_batch;    /* kept by every variant */
+} CliRemedyContext;
+
+/* A RemedyConfigFn (model/remedy.h): re-reads the user's ds_config with the variant's stage
+ * and offload (ds_config_load_shape) and applies the command line with the variant's batch
+ * split, as cli_load_inputs does for the user's own. */
+int cli_remedy_config(void *ctx, const RemedyVariant *v, TrainConfig *out, Err *err);
+
 /* Writes `path` with write(out, data); 0, or EXIT_BAD_INPUT with err set ("PATH: cannot write
  * WHAT: reason") when the file cannot be written. */
 int cli_write_file(const char *path, const char *what, void (*write)(FILE *out, const void *data),
@@ -231,6 +245,10 @@ int cli_ranks(const char *text, uint32_t n, bool *flags);
  * usage error naming the text. */
 int cli_shard(const char *command, const char *text, uint64_t *index, uint64_t *count);
 
+/* This executable's path (/proc/self/exe, else argv0), for commands that run zerosim in
+ * child processes. */
+void cli_self_exe(const char *argv0, char *out, size_t out_size);
+
 /* Where shipped models, configs and platforms live: $ZEROSIM_DATA_DIR or the source tree. */
 const char *cli_data_dir(void);
 
@@ -247,5 +265,6 @@ int cmd_collective(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_advise(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 #endif

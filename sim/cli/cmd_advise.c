@@ -16,6 +16,7 @@
 #include "inputs/platform.h"
 #include "model/params.h"
 #include "report/advice.h"
+#include "report/advice_html.h"
 #include "study/advise.h"
 #include "study/advise_config.h"
 
@@ -60,6 +61,8 @@ static const char *const help =
     "                     writes only JSON to stdout\n"
     "  --write-config FILE  write the recommended configuration as a ds_config.json,\n"
     "                     ready for `zerosim run --config FILE` and for DeepSpeed\n"
+    "  --html FILE        also write the table and charts of step time, tokens/s and GPU\n"
+    "                     memory per candidate as one self-contained HTML page\n"
     "  -h, --help         this text\n"
     "\n"
     "Exit codes: 0 success (even when nothing fits: the report says so), 1 bad input file\n"
@@ -77,8 +80,14 @@ enum {
     OPT_MAX_MICRO,
     OPT_JSON,
     OPT_WRITE_CONFIG,
+    OPT_HTML,
     N_OPTS
 };
+
+static void write_html(FILE *out, const void *advice)
+{
+    advice_html_write(out, advice);
+}
 
 static void write_text(FILE *out, const void *text)
 {
@@ -153,6 +162,7 @@ int cmd_advise(int argc, char **argv)
         [OPT_MAX_MICRO] = {"--max-micro-batch", true, NULL},
         [OPT_JSON] = {"--json", true, NULL},
         [OPT_WRITE_CONFIG] = {"--write-config", true, NULL},
+        [OPT_HTML] = {"--html", true, NULL},
     };
     const char *cmd = "advise";
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
@@ -176,6 +186,7 @@ int cmd_advise(int argc, char **argv)
     Platform p;
     if (cli_check_output(o[OPT_JSON].value, "the JSON report", &err) ||
         cli_check_output(o[OPT_WRITE_CONFIG].value, "the recommended config", &err) ||
+        cli_check_output(o[OPT_HTML].value, "the HTML report", &err) ||
         model_config_load(&model, o[OPT_MODEL].value, cli_data_dir(), &err) ||
         platform_load(&p, o[OPT_PLATFORM].value, cli_data_dir(), &err)) {
         fprintf(stderr, "zerosim: %s\n", err.msg);
@@ -211,6 +222,8 @@ int cmd_advise(int argc, char **argv)
     Advice advice = {&model, &p, (double)params.total, seq, batch, cands, n_cands, common};
     const char *json = o[OPT_JSON].value;
     exit_code = cli_emit_report(json, write_text_report, write_json, &advice, &err);
+    if (exit_code == EXIT_OK && o[OPT_HTML].value)
+        exit_code = cli_write_file(o[OPT_HTML].value, "the HTML report", write_html, &advice, &err);
     const char *config_path = o[OPT_WRITE_CONFIG].value;
     if (exit_code == EXIT_OK && config_path) {
         if (n_cands == 0 || !cands[0].fits) {

@@ -22,6 +22,9 @@ static const char *const help =
     "Analytic estimate of one training configuration: per-GPU memory (model states by\n"
     "ZeRO stage, activations, buffers) against HBM, host and NVMe needs per node,\n"
     "DeepSpeed's own estimator beside it, bytes each rank sends per step, FLOPs per step.\n"
+    "It opens with the verdict: fits, or which memory runs out and by how much, and then\n"
+    "the cheapest change that fits (a smaller micro-batch at the same global batch,\n"
+    "activation checkpointing, a later ZeRO stage, offload), found by re-estimating them.\n"
     "\n"
     "required:\n" CLI_HELP_INPUTS "options:\n" CLI_HELP_SETUP CLI_HELP_MOE CLI_HELP_HEADROOM
     "  --json FILE|-    also write the JSON report to FILE; '-' writes only JSON to stdout\n"
@@ -124,7 +127,13 @@ int cmd_estimate(int argc, char **argv)
     Estimate est;
     if (estimate_build(&model, &train, &platform, &opts, &est, &err))
         goto done;
-    EstimateReport report = {&model, &train, &platform, &est, &setup_defaults};
+    Remedy remedy;
+    CliRemedyContext ctx = {train.file, model.hidden, overrides, est.setup.global_batch};
+    if (!est.fits && remedy_find(&model, &train, &platform, &opts, &est, 0, cli_remedy_config,
+                                 &ctx, &remedy, &err))
+        goto done;
+    EstimateReport report = {&model, &train, &platform, &est, &setup_defaults,
+                             est.fits ? NULL : &remedy};
     exit_code = cli_emit_report(json, write_text, write_json, &report, &err);
 done:
     if (err.is_set)

@@ -18,6 +18,7 @@
 #include "inputs/model_config.h"
 #include "inputs/platform.h"
 #include "model/estimate.h"
+#include "report/run_html.h"
 #include "report/run_report.h"
 #include "report/trace.h"
 #include "schedule/fsdp.h"
@@ -37,7 +38,9 @@ static const char *const help =
     "Simulates training steps of a DeepSpeed ZeRO configuration on a SimGrid model of the\n"
     "cluster: every rank's forward, backward, gradient reduction, parameter gathering and\n"
     "optimizer step as an event graph, with contention on NVLink, PCIe, NICs and the\n"
-    "fabric. Prints the step time, tokens/s, TFLOP/s per GPU (Megatron's formula) and MFU,\n"
+    "fabric. Opens with the verdict: fits, or which memory runs out on which rank and by\n"
+    "how much, and the cheapest change that fits (found by re-estimating a smaller\n"
+    "micro-batch, activation checkpointing, later ZeRO stages and offload). Prints the step time, tokens/s, TFLOP/s per GPU (Megatron's formula) and MFU,\n"
     "where rank 0's time goes (compute, optimizer, exposed communication by collective,\n"
     "idle), the simulated memory per GPU: the allocated peak with its breakdown, the\n"
     "caching allocator's reserved peak, the CUDA context and NCCL buffers, and whether the\n"
@@ -80,6 +83,9 @@ static const char *const help =
     "                   only some ring hops cross breaks the symmetry (the report says why)\n"
     CLI_HELP_JOB
     "  --json FILE|-    also write the JSON report to FILE; '-' writes only JSON to stdout\n"
+    "  --html FILE      also write the report as one self-contained HTML page: the\n"
+    "                   verdict, where the step goes, GPU memory over time by category,\n"
+    "                   bytes per link class and one layer's timeline (inline SVG)\n"
     "  --trace FILE|-   write a Chrome trace (opens in Perfetto) of the traced ranks: streams,\n"
     "                   flows from collectives to the compute they unblock, step markers,\n"
     "                   memory by category, link utilisation (docs/TRACE.md); '-' writes\n"
@@ -122,6 +128,7 @@ enum {
     OPT_DS_VERSION,
     OPT_RING_ORDER,
     OPT_STRAGGLER,
+    OPT_HTML,
     N_OPTS
 };
 
@@ -142,6 +149,11 @@ static void write_json(FILE *out, const void *report)
     run_report_json(out, report);
 }
 
+static void write_html(FILE *out, const void *report)
+{
+    run_html_write(out, report);
+}
+
 /* The command line, parsed and checked: everything that needs no input file. */
 typedef struct RunArgs {
     CliOption o[N_OPTS];
@@ -152,7 +164,7 @@ typedef struct RunArgs {
     EngineOptions eng;
     int fsdp, prefetch, mode;
     CliJob job;
-    const char *json, *trace, *ranks;
+    const char *json, *trace, *ranks, *html;
     bool is_trace_stdout;
 } RunArgs;
 
@@ -187,6 +199,7 @@ static int parse_args(int argc, char **argv, RunArgs *a)
         [OPT_IMBALANCE] = {"--moe-imbalance", true, NULL},
         [OPT_COMM_MODEL] = {"--comm-model", true, NULL},
         [OPT_DS_VERSION] = {"--deepspeed-version", true, NULL},
+        [OPT_HTML] = {"--html", true, NULL},
         [OPT_RING_ORDER] = CLI_JOB_OPTIONS,
     };
     const char *cmd = "run";
@@ -239,6 +252,10 @@ static int parse_args(int argc, char **argv, RunArgs *a)
                                     "slower), got --mode symmetric");
     a->sched.variant = (ScheduleVariant)variant;
     a->json = o[OPT_JSON].value;
+    a->html = o[OPT_HTML].value;
+    if (a->html && strcmp(a->html, "-") == 0)
+        return cli_usage_error(cmd, "--html: expected a file name (the page is not written to "
+                                    "stdout), got \"-\"");
     a->trace = o[OPT_TRACE].value;
     a->ranks = o[OPT_TRACE_RANKS].value;
     a->is_trace_stdout = a->trace && strcmp(a->trace, "-") == 0;
@@ -294,12 +311,15 @@ static int emit(const RunArgs *a, const RunReport *report, const bool *traced, E
                                 report->inputs.platform};
     if (a->is_trace_stdout) { /* only the trace on stdout, as --json - */
         trace_write_to(stdout, report->graph, report->result, &trace);
-        return a->json && cli_write_file(a->json, "the JSON report", write_json, report, err)
+        return (a->json && cli_write_file(a->json, "the JSON report", write_json, report, err)) ||
+                       (a->html &&
+                        cli_write_file(a->html, "the HTML report", write_html, report, err))
                    ? -1
                    : 0;
     }
     if (cli_emit_report(a->json, write_text, write_json, report, err) ||
-        (a->trace && trace_write(a->trace, report->graph, report->result, &trace, err)))
+        (a->trace && trace_write(a->trace, report->graph, report->result, &trace, err)) ||
+        (a->html && cli_write_file(a->html, "the HTML report", write_html, report, err)))
         return -1;
     return 0;
 }
@@ -324,7 +344,8 @@ int cmd_run(int argc, char **argv)
     EngineResult result = {0};
     int exit_code = EXIT_BAD_INPUT;
     if (cli_check_output(a.json, "the JSON report", &err) ||
-        cli_check_output(a.trace, "the trace", &err))
+        cli_check_output(a.trace, "the trace", &err) ||
+        cli_check_output(a.html, "the HTML report", &err))
         goto done;
     exit_code = cli_load_inputs(o[OPT_MODEL].value, o[OPT_CONFIG].value, o[OPT_PLATFORM].value,
                                 a.gpus, a.nodes, &a.overrides, &model, &train, &platform, &err);
@@ -401,10 +422,23 @@ int cmd_run(int argc, char **argv)
         .simulated_gpus = graph_n_ranks(graph),
         .build_wall_s = build_s};
     breakdown_rank(graph, &result, 0, &report.breakdown);
+    uint32_t oom_rank, peak_rank;
+    MemSpace oom_space;
+    Remedy remedy;
+    if (memory_first_oom(result.memory, &oom_rank, &oom_space)) {
+        /* the variants must also leave free what the allocator replay found above the
+         * analytic peak in this run (fragmentation, segment rounding) */
+        const MemAccount *g = memory_max_peak(result.memory, MEM_GPU, &peak_rank);
+        const double above = memory_gpu_device_peak_bytes(g) - (double)est.gpu_device_peak;
+        CliRemedyContext ctx = {train.file, model.hidden, a.overrides, est.setup.global_batch};
+        if (remedy_find(&model, &train, &platform, &a.est_opts, &est,
+                        above > 0 ? (uint64_t)above : 0,
+                        a.fsdp == FSDP_NONE ? cli_remedy_config : NULL, &ctx, &remedy, &err))
+            goto done;
+        report.inputs.remedy = &remedy;
+    }
     if (emit(&a, &report, traced, &err))
         goto done;
-    uint32_t oom_rank;
-    MemSpace oom_space;
     exit_code =
         memory_first_oom(result.memory, &oom_rank, &oom_space) ? EXIT_OUT_OF_MEMORY : EXIT_OK;
 done:

@@ -23,6 +23,7 @@ static const char *const main_help =
     "commands:\n"
     "  estimate    analytic memory, communication and FLOPs of one configuration\n"
     "  run         simulate training steps on a SimGrid model of the cluster\n"
+    "  compare     simulate two or more configurations and set them side by side\n"
     "  advise      rank ZeRO stages, offload and micro-batches for a model and cluster\n"
     "  collective  simulate one collective over a range of sizes, like nccl-tests\n"
     "  sweep       run a grid of configurations in parallel workers, to CSV or JSONL\n"
@@ -80,8 +81,10 @@ static int dispatch(int argc, char **argv)
         return cmd_advise(argc, argv);
     if (strcmp(argv[1], "sweep") == 0)
         return cmd_sweep(argc, argv);
-    static const char *const commands[] = {"estimate",   "run",   "advise",
-                                           "collective", "sweep", NULL};
+    if (strcmp(argv[1], "compare") == 0)
+        return cmd_compare(argc, argv);
+    static const char *const commands[] = {"estimate", "run",   "advise", "collective",
+                                           "sweep",    "compare", NULL};
     const char *best = suggest_closest(argv[1], commands);
     fprintf(stderr, "zerosim: unknown command \"%s\"%s%s%s (see zerosim --help)\n", argv[1],
             best ? " (did you mean \"" : "", best ? best : "", best ? "\"?)" : "");

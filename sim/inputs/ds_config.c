@@ -630,7 +630,65 @@ static int read_comm_type(Reader *r, const cJSON *root)
     return 0;
 }
 
+/* Sets obj[key] to item (replacing what is there); false when out of memory. */
+static bool set_item(cJSON *obj, const char *key, cJSON *item)
+{
+    if (item == NULL)
+        return false;
+    if (cJSON_GetObjectItemCaseSensitive(obj, key) != NULL)
+        return cJSON_ReplaceItemInObjectCaseSensitive(obj, key, item) != 0;
+    return cJSON_AddItemToObject(obj, key, item) != 0;
+}
+
+/* The offload section `key` of zero made to say `device`, the deprecated switch dropped (the
+ * section stands for it). */
+static bool reshape_offload(cJSON *zero, const char *key, const char *legacy_key,
+                            OffloadDevice device)
+{
+    const bool was_legacy_on =
+        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(zero, legacy_key));
+    cJSON_DeleteItemFromObjectCaseSensitive(zero, legacy_key);
+    cJSON *sec = cJSON_GetObjectItemCaseSensitive(zero, key);
+    if (!cJSON_IsObject(sec)) {
+        if (device == OFFLOAD_NONE && !was_legacy_on)
+            return true;
+        if (!set_item(zero, key, cJSON_CreateObject()))
+            return false;
+        sec = cJSON_GetObjectItemCaseSensitive(zero, key);
+    }
+    if (!set_item(sec, "device", cJSON_CreateString(ds_config_offload_name(device))))
+        return false;
+    /* DeepSpeed needs a swap directory for NVMe; its tutorial's example path */
+    if (device == OFFLOAD_NVME && !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(sec, "nvme_path")))
+        return set_item(sec, "nvme_path", cJSON_CreateString("/local_nvme"));
+    return true;
+}
+
+/* The file's tree edited to say `shape`'s stage and offload devices; false when out of
+ * memory. A zero_optimization that is not an object is replaced (the parse then reads the
+ * edited tree, so DeepSpeed's defaults for the new stage apply to every absent key). */
+static bool reshape(cJSON *root, const DsShape *shape)
+{
+    if (!cJSON_IsObject(root))
+        return true; /* the parse reports it */
+    cJSON *zero = cJSON_GetObjectItemCaseSensitive(root, "zero_optimization");
+    if (!cJSON_IsObject(zero)) {
+        if (!set_item(root, "zero_optimization", cJSON_CreateObject()))
+            return false;
+        zero = cJSON_GetObjectItemCaseSensitive(root, "zero_optimization");
+    }
+    return set_item(zero, "stage", cJSON_CreateNumber(shape->stage)) &&
+           reshape_offload(zero, "offload_optimizer", "cpu_offload", shape->optimizer) &&
+           reshape_offload(zero, "offload_param", "cpu_offload_param", shape->param);
+}
+
 int ds_config_parse(TrainConfig *out, const char *file, const char *text, size_t n_bytes, Err *err)
+{
+    return ds_config_parse_shape(out, file, text, n_bytes, NULL, err);
+}
+
+int ds_config_parse_shape(TrainConfig *out, const char *file, const char *text, size_t n_bytes,
+                          const DsShape *shape, Err *err)
 {
     memset(out, 0, sizeof *out);
     strlist_init(&out->not_modelled);
@@ -640,6 +698,10 @@ int ds_config_parse(TrainConfig *out, const char *file, const char *text, size_t
     cJSON *root = jsonfile_parse(file, text, n_bytes, err);
     if (root == NULL)
         return -1;
+    if (shape != NULL && !reshape(root, shape)) {
+        cJSON_Delete(root);
+        return err_set(err, "%s: out of memory", file);
+    }
     Reader r = {out, file, err};
     JsonAt at = {file, ""};
     take_all_autos(&r, root);
@@ -678,6 +740,12 @@ int ds_config_parse(TrainConfig *out, const char *file, const char *text, size_t
 
 int ds_config_load(TrainConfig *out, const char *name_or_path, const char *data_dir, Err *err)
 {
+    return ds_config_load_shape(out, name_or_path, data_dir, NULL, err);
+}
+
+int ds_config_load_shape(TrainConfig *out, const char *name_or_path, const char *data_dir,
+                         const DsShape *shape, Err *err)
+{
     char path[1024];
     size_t n = 0;
     memset(out, 0, sizeof *out);
@@ -685,7 +753,7 @@ int ds_config_load(TrainConfig *out, const char *name_or_path, const char *data_
                               sizeof path, &n, err);
     if (text == NULL)
         return -1;
-    int rc = ds_config_parse(out, path, text, n, err);
+    int rc = ds_config_parse_shape(out, path, text, n, shape, err);
     free(text);
     return rc;
 }

@@ -114,6 +114,24 @@ int ds_config_parse(TrainConfig *out, const char *file, const char *text, size_t
 /* Loads a path, or resolves a name ("zero3") in <data_dir>/workloads/ds_configs/. */
 int ds_config_load(TrainConfig *out, const char *name_or_path, const char *data_dir, Err *err);
 
+/* A variant of a config in the terms a user edits: the ZeRO stage and where the optimizer
+ * states and the parameters live. */
+typedef struct DsShape {
+    int stage; /* 0-3 */
+    OffloadDevice optimizer, param;
+} DsShape;
+
+/* ds_config_parse and ds_config_load reading the file as if its zero_optimization.stage and
+ * offload_optimizer/offload_param devices said `shape` (NULL: as written), every other key as
+ * written, so DeepSpeed's defaults for the new stage apply to the keys the file leaves out;
+ * a deprecated cpu_offload/cpu_offload_param switch gives way to the section, and an NVMe
+ * section without nvme_path gets DeepSpeed's example "/local_nvme". What the report's fitting
+ * hint (model/remedy.h) re-estimates. */
+int ds_config_parse_shape(TrainConfig *out, const char *file, const char *text, size_t n_bytes,
+                          const DsShape *shape, Err *err);
+int ds_config_load_shape(TrainConfig *out, const char *name_or_path, const char *data_dir,
+                         const DsShape *shape, Err *err);
+
 /* Fills the config's "auto" values and applies the command line, as HF Trainer's DeepSpeed
  * integration does (transformers integrations/deepspeed.py, HfTrainerDeepSpeedConfig
  * trainer_config_process and trainer_config_finalize): batch keys from the overrides, else

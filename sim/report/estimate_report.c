@@ -4,6 +4,7 @@
 #include "estimate_report.h"
 
 #include "json_writer.h"
+#include "verdict.h"
 
 #include "../common/units.h"
 
@@ -40,6 +41,10 @@ void estimate_report_text(FILE *out, const EstimateReport *r)
 
     char rec[32];
     fprintf(out, "zerosim estimate: %s with %s on %s\n\n", m->name, stage_name(t), p->name);
+    Verdict v;
+    verdict_of_estimate(e, r->remedy, &v);
+    verdict_text(out, &v);
+    fprintf(out, "\n");
     fprintf(out,
             "model        %.3f B parameters: %llu layers, hidden %llu, %llu heads (%llu kv), "
             "ffn %llu, vocab %llu\n",
@@ -141,11 +146,6 @@ void estimate_report_text(FILE *out, const EstimateReport *r)
             "compute-bound step time: %.3f s (the layers' kernels at their roofline times on "
             "%s, no communication)\n",
             e->compute_bound_step_s, p->gpu.model);
-    fprintf(out, "\nverdict: %s\n",
-            e->fits        ? "fits"
-            : !e->fits_gpu ? "GPU memory runs out"
-            : !e->fits_cpu ? "host memory runs out"
-                           : "NVMe runs out");
     estimate_report_defaults_text(out, r);
 }
 
@@ -257,6 +257,9 @@ void estimate_report_json(FILE *out, const EstimateReport *r)
     json_begin_object(&w);
     json_kv_string(&w, "zerosim_version", ZEROSIM_VERSION_STRING);
     json_kv_string(&w, "command", "estimate");
+    Verdict v;
+    verdict_of_estimate(e, r->remedy, &v);
+    verdict_json(&w, &v);
 
     estimate_report_json_inputs(&w, r);
     json_key(&w, "memory");

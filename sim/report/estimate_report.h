@@ -1,7 +1,8 @@
 /*
  * estimate_report.h - `zerosim estimate` output: a readable table and the JSON report.
  *
- * The text goes to a terminal; the JSON schema is documented in docs/JSON-SCHEMA.md and is
+ * Both open with the verdict (report/verdict.h): fits, or what runs out and the cheapest
+ * change that fits. The text goes to a terminal; the JSON schema is documented in docs/JSON-SCHEMA.md and is
  * stable (keys carry their units). Both print every default applied and every key read but
  * not modelled, so no assumption is silent.
  */
@@ -9,6 +10,7 @@
 #define ZEROSIM_REPORT_ESTIMATE_REPORT_H
 
 #include "../model/estimate.h"
+#include "../model/remedy.h"
 #include "json_writer.h"
 
 #include <stdio.h>
@@ -19,6 +21,7 @@ typedef struct EstimateReport {
     const Platform *platform;
     const Estimate *estimate;
     const StrList *setup_defaults; /* command-line defaults (sequence length, ...) */
+    const Remedy *remedy; /* the cheapest variant that fits when this does not, or NULL */
 } EstimateReport;
 
 void estimate_report_text(FILE *out, const EstimateReport *r);

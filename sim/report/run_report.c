@@ -4,6 +4,7 @@
 #include "run_report.h"
 
 #include "../common/units.h"
+#include "verdict.h"
 
 static double gib(double bytes)
 {
@@ -25,6 +26,43 @@ void run_report_metrics(const RunReport *r, RunMetrics *out)
     out->cpu_peak = memory_max_peak(r->result->memory, MEM_CPU, &rank);
     out->nvme_peak = memory_max_peak(r->result->memory, MEM_NVME, &rank);
     out->oom = memory_first_oom(r->result->memory, &out->oom_rank, &out->oom_space);
+}
+
+/* The simulated verdict: the first out-of-memory (which memory, rank, when, by how much),
+ * else the GPU with the highest device peak. */
+void run_report_verdict(const RunReport *r, const RunMetrics *m, Verdict *out)
+{
+    *out = (Verdict){0};
+    const MemAccount *g = m->oom && m->oom_space == MEM_GPU ? m->oom : m->gpu_peak;
+    out->model_states_bytes = g->at_peak[MEM_PARAMS] + g->at_peak[MEM_GRADS] +
+                              g->at_peak[MEM_OPTIMIZER];
+    out->activations_bytes = g->at_peak[MEM_ACTIVATIONS];
+    out->other_bytes =
+        memory_gpu_device_peak_bytes(g) - out->model_states_bytes - out->activations_bytes;
+    out->cpu_needed_bytes = m->cpu_peak->peak_bytes;
+    out->cpu_capacity_bytes = m->cpu_peak->capacity_bytes;
+    out->nvme_needed_bytes = m->nvme_peak->peak_bytes;
+    out->nvme_capacity_bytes = m->nvme_peak->capacity_bytes;
+    out->remedy = r->inputs.remedy;
+    if (m->oom == NULL) {
+        out->runs_out = VERDICT_FITS;
+        out->needed_bytes = memory_gpu_device_peak_bytes(g);
+        out->capacity_bytes = g->capacity_bytes;
+        out->headroom_bytes = g->headroom_bytes;
+        out->remedy = NULL;
+        return;
+    }
+    out->runs_out = m->oom_space == MEM_GPU   ? VERDICT_GPU
+                    : m->oom_space == MEM_CPU ? VERDICT_CPU
+                                              : VERDICT_NVME;
+    out->has_rank = true;
+    out->rank = m->oom_rank;
+    out->time_s = m->oom->oom_time_s;
+    /* what the step needs there (its peak), not the usage when it first ran over */
+    out->needed_bytes = m->oom_space == MEM_GPU ? memory_gpu_device_peak_bytes(m->oom)
+                                                : m->oom->peak_bytes;
+    out->capacity_bytes = m->oom->capacity_bytes;
+    out->headroom_bytes = m->oom_space == MEM_GPU ? m->oom->headroom_bytes : 0.0;
 }
 
 static void line(FILE *out, const char *label, double value, double total)
@@ -73,6 +111,10 @@ void run_report_text(FILE *out, const RunReport *r)
         setup_recompute_name(e->setup.recompute, e->setup.checkpoint_every, rec, sizeof rec),
         precision_name(in->train->precision));
 
+    Verdict v;
+    run_report_verdict(r, &m, &v);
+    verdict_text(out, &v);
+    fprintf(out, "\n");
     fprintf(out, "step time        %.4f s   (compute-bound lower bound %.4f s)\n", m.step_s,
             e->compute_bound_step_s);
     fprintf(out,
@@ -138,13 +180,6 @@ void run_report_text(FILE *out, const RunReport *r)
                 "  DeepSpeed's estimator (model states only): GPU %.2f GiB, host %.2f GiB per "
                 "node\n",
                 gib((double)e->ds_estimate.gpu_bytes), gib((double)e->ds_estimate.cpu_bytes));
-    if (m.oom)
-        fprintf(out, "OUT OF MEMORY: %s of rank %u needs %.2f GiB of %.2f%s at %.4f s\n",
-                graph_space_name(m.oom_space), m.oom_rank, gib(m.oom->oom_bytes),
-                gib(m.oom->capacity_bytes - m.oom->headroom_bytes),
-                m.oom_space == MEM_GPU ? " (capacity less headroom)" : "", m.oom->oom_time_s);
-    else
-        fprintf(out, "fits: every GPU, host and NVMe stays within capacity\n");
 
     fprintf(out, "\n%-36s %10s\n", "bytes sent per rank per step", "GB");
     static const char *const colls[] = {"all-reduce", "all-gather", "reduce-scatter", "broadcast",
@@ -194,6 +229,9 @@ void run_report_json(FILE *out, const RunReport *r)
     json_begin_object(&w);
     json_kv_string(&w, "zerosim_version", ZEROSIM_VERSION_STRING);
     json_kv_string(&w, "command", "run");
+    Verdict v;
+    run_report_verdict(r, &m, &v);
+    verdict_json(&w, &v);
     estimate_report_json_inputs(&w, in);
     json_key(&w, "simulation");
     json_begin_object(&w);

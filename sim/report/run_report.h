@@ -11,6 +11,7 @@
 #include "../engine/engine.h"
 #include "breakdown.h"
 #include "estimate_report.h"
+#include "verdict.h"
 
 #include <stdio.h>
 
@@ -46,6 +47,10 @@ typedef struct RunMetrics {
 } RunMetrics;
 
 void run_report_metrics(const RunReport *r, RunMetrics *out);
+
+/* The simulated verdict (report/verdict.h): the first out-of-memory, else the GPU with the
+ * highest device peak. */
+void run_report_verdict(const RunReport *r, const RunMetrics *m, Verdict *out);
 
 void run_report_text(FILE *out, const RunReport *r);
 
