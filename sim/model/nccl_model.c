@@ -81,13 +81,15 @@ void nccl_model_comm(const Platform *p, uint32_t n_ranks, uint32_t n_nodes, Nccl
     out->is_nvlink_intra = p->has_nvlink;
     /* The bus bandwidth a ring reaches on these links when nothing else runs: NVLink inside a
      * node (else PCIe through the host); across nodes each member's NIC share, ppn of them per
-     * node (the rail-aligned channels of collective.h), under the fabric's oversubscription. */
+     * node (the rail-aligned channels of collective.h). NCCL's topology knows the NICs' speed
+     * (ncclTopoGetNetBw, from the device's reported rate), not the fabric behind them: an
+     * oversubscribed fabric slows the flows in SimGrid, not the tuner's choice. */
     double intra =
         p->has_nvlink ? p->nvlink.bw_bytes_per_s
                       : min2(p->pcie.gpu_link.bw_bytes_per_s, p->pcie.switch_uplink.bw_bytes_per_s);
     double nic_share = (double)p->nic.per_node * p->nic.link.bw_bytes_per_s / g;
     double per_gpu = min2(nic_share, p->pcie.gpu_link.bw_bytes_per_s);
-    double inter = min2(intra, ppn * per_gpu / p->fabric.oversubscription);
+    double inter = min2(intra, ppn * per_gpu);
     const double ch = out->n_channels > 0 ? (double)out->n_channels : 1.0;
     out->bw_intra_bytes_per_s = (n_nodes > 1 ? inter : intra) / ch;
     out->bw_inter_bytes_per_s = inter / ch;
