@@ -86,10 +86,8 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
             unit = out->params.embedding;
         if (out->params.lm_head > unit)
             unit = out->params.lm_head;
-        /* a reduce_dtype other than the gradients' adds the reduce-scatter input in it
-         * (FSDP2's foreach_reduce copies the unsharded gradients into one) */
-        const unsigned g = out->mem.grad_bytes, c = out->mem.grad_comm_bytes;
-        out->mem.gpu_buffers = 2 * unit * out->mem.param_bytes + unit * (g + (c != g ? c : 0));
+        out->mem.gpu_buffers = 2 * unit * out->mem.param_bytes +
+                               unit * zero_memory_reduce_buffer_bytes(&out->mem);
     }
     comm_volume(train, &out->params, &out->mem, n_gpus, batch.grad_accum, &out->comm);
     out->comm.all_to_all = (uint64_t)(out->all_to_all_bytes + 0.5);

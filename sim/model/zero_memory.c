@@ -19,14 +19,16 @@ double zero_memory_paper_bytes(int stage, double psi, double n)
 }
 
 /* Buffers DeepSpeed allocates on the GPU beside the model states. */
+unsigned zero_memory_reduce_buffer_bytes(const ZeroMemory *m)
+{
+    return m->grad_bytes + (m->grad_comm_bytes != m->grad_bytes ? m->grad_comm_bytes : 0u);
+}
+
 static uint64_t gpu_buffers(const ZeroConfig *z, const ModelParams *params, uint64_t layer,
                             uint64_t psi, uint64_t persistent, unsigned param_bytes,
-                            unsigned grad_bytes, unsigned grad_comm_bytes, uint64_t n_gpus)
+                            unsigned reduce_bytes, uint64_t n_gpus)
 {
-    /* a bucket, and its copy in the communication type when that differs (DeepSpeed casts
-     * the bucket with tensor.to(communication_data_type) before reducing it) */
-    uint64_t bucket = min_u64(z->reduce_bucket_size, psi) *
-                      (grad_bytes + (grad_comm_bytes != grad_bytes ? grad_comm_bytes : 0));
+    uint64_t bucket = min_u64(z->reduce_bucket_size, psi) * reduce_bytes;
     if (z->stage < 3) {
         /* Stage 0-2: the contiguous gradient (ipg) buffer; two alternate with overlap_comm
          * (stage_1_and_2.py). A single GPU reduces nothing. */
@@ -176,6 +178,6 @@ void zero_memory_ep(const TrainConfig *cfg, const ModelParams *params, uint64_t 
             layer = moe_layer;
     }
     out->gpu_buffers = gpu_buffers(z, params, layer, psi, out->persistent_elems, out->param_bytes,
-                                   out->grad_bytes, out->grad_comm_bytes, n_gpus);
+                                   zero_memory_reduce_buffer_bytes(out), n_gpus);
     out->gpu_step_copies = zero_step_copies_bytes(cfg, psi, part);
 }

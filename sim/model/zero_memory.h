@@ -64,6 +64,11 @@ void zero_memory(const TrainConfig *cfg, const ModelParams *params, uint64_t n_l
 void zero_memory_ep(const TrainConfig *cfg, const ModelParams *params, uint64_t n_layers,
                     uint64_t n_gpus, uint64_t ep_size, ZeroMemory *out);
 
+/* Bytes per gradient element of a buffer that gradients are reduced from: the gradient, and
+ * its copy in the communication type when that differs (DeepSpeed casts each bucket with
+ * tensor.to(communication_data_type); FSDP2's foreach_reduce copies into its reduce_dtype). */
+unsigned zero_memory_reduce_buffer_bytes(const ZeroMemory *m);
+
 /* The working copies DeepSpeed's optimizer wrappers make on the GPU while they step, beside
  * the model states (bytes; 0 when the optimizer lives on the host):
  * - stage 0, fp16/bf16 (runtime/fp16/fused_optimizer.py FP16_Optimizer.step): every 16-bit
