@@ -69,7 +69,7 @@ static void test_activations_bytes_gpt_layer_is_34_plus_5as_over_h(void **state)
     assert_int_equal(a.layer_stored, a.layer_full);
     assert_int_equal(a.output_layer, 4 * S * B * H + 4 * S * B * V);
     assert_int_equal(a.checkpoints, 0);
-    assert_int_equal(a.peak, L * a.layer_full + a.output_layer);
+    assert_int_equal(a.peak, L * a.layer_full + a.output_layer + a.backward_extra);
     /* PyTorch's eager loss on logits.float(): three T x V fp32 tensors at its backward */
     su.is_fused_loss = false;
     activations_bytes(&c, &su, &a);
@@ -98,7 +98,7 @@ static void test_activations_bytes_selective_keeps_34sbh(void **state)
     assert_int_equal(a.layer_stored, 34 * S * B * H);
     assert_int_equal(a.layer_full, S * B * H * (34 + 5 * A * S / H));
     assert_int_equal(a.checkpoints, 0);
-    assert_int_equal(a.peak, L * 34 * S * B * H + a.output_layer);
+    assert_int_equal(a.peak, L * 34 * S * B * H + a.output_layer + a.backward_extra);
 }
 
 /* Full recomputation keeps only each layer's input (2 s b h) and rebuilds one layer. */
@@ -110,7 +110,7 @@ static void test_activations_bytes_full_recompute_keeps_layer_inputs(void **stat
     ActivationBytes a;
     activations_bytes(&c, &su, &a);
     assert_int_equal(a.checkpoints, L * 2 * S * B * H);
-    assert_int_equal(a.peak, a.checkpoints + a.layer_full + a.output_layer);
+    assert_int_equal(a.peak, a.checkpoints + a.layer_full + a.output_layer + a.backward_extra);
     assert_true(a.peak < L * a.layer_full);
 }
 
@@ -169,7 +169,9 @@ static void test_activations_bytes_selective_op_by_hand(void **state)
     assert_int_equal(a.layer_stored, t * (2 * 31744 + 128));
     assert_int_equal(a.checkpoints, 0);
     assert_int_equal(a.peak, 32 * a.layer_stored + (a.layer_full - a.layer_stored) +
-                                 a.output_layer);
+                                 a.output_layer + a.backward_extra);
+    /* the backward's gradients at the gated MLP: 2 (f + h) = 36864 bytes per token */
+    assert_int_equal(a.backward_extra, t * 36864);
     /* GPT-2 1.5B's layer: biases everywhere */
     c = gpt(1600, 48, 25, 50257);
     c.has_qkv_bias = c.has_out_bias = c.has_mlp_bias = true;
@@ -199,6 +201,25 @@ static void test_activations_bytes_gqa_gated_by_hand(void **state)
     assert_int_equal(a.layer_full, s * b * (attn + mlp + 4 * h + 5 * 64 * s));
 }
 
+/* The backward's gradients beyond the saved tensors, GPT-3 175B at s = 2048, b = 2 (4096
+ * tokens), 16-bit, f = 4h = 49152. At the MLP's activation: 2 (f + h) = 122880 bytes per
+ * token. At the unfused attention core, once the MLP block (2h + 2 x 2f + h = 233472) is
+ * freed: the probabilities' gradient 2 a s = 393216 and the context's 2 q = 24576, so
+ * 393216 + 24576 - 233472 = 184320, the larger. With flash attention the kernel's gradients
+ * 2 (2q + 2kv) = 98304 stay below the MLP block freed: the MLP point, 122880. */
+static void test_activations_bytes_backward_gradients_by_hand(void **state)
+{
+    (void)state;
+    ModelConfig c = gpt(H, L, A, V);
+    RunSetup su = setup_of(S, B, RECOMPUTE_NONE, false, 2);
+    ActivationBytes a;
+    activations_bytes(&c, &su, &a);
+    assert_int_equal(a.backward_extra, 4096ull * 184320);
+    su = setup_of(S, B, RECOMPUTE_NONE, true, 2);
+    activations_bytes(&c, &su, &a);
+    assert_int_equal(a.backward_extra, 4096ull * 122880);
+}
+
 /* Per-block checkpointing (FSDP's every_xth_item): every 2nd of 96 layers keeps only its
  * input; the others keep everything; a checkpointed layer's backward rebuilds one layer. */
 static void test_activations_bytes_every_second_layer(void **state)
@@ -215,7 +236,7 @@ static void test_activations_bytes_every_second_layer(void **state)
     assert_int_equal(a.checkpoints, L / 2 * 2 * S * B * H);
     assert_int_equal(a.layer_stored, a.layer_full);
     assert_int_equal(a.peak, a.checkpoints + L / 2 * a.layer_stored + a.layer_full +
-                                 a.output_layer);
+                                 a.output_layer + a.backward_extra);
 }
 
 /* The command-line forms of recomputation. */
@@ -278,6 +299,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_activations_bytes_every_second_layer),
+        cmocka_unit_test(test_activations_bytes_backward_gradients_by_hand),
         cmocka_unit_test(test_activations_bytes_family_layouts),
         cmocka_unit_test(test_setup_recompute_parse_forms),
         cmocka_unit_test(test_activations_bytes_selective_op_by_hand),

@@ -389,6 +389,33 @@ static void test_zero_memory_buffers_are_reduce_buckets(void **state)
     assert_int_equal(m.gpu_buffers, 0);
 }
 
+/* Buffers with a layer of modules A = 6e8, B = 2e8, C = 5e8 elements and a 3e8 embedding,
+ * bf16, 8 GPUs (the walk's hand trace of test_zero3_walk.c, scaled by 1e8):
+ * - ZeRO-2: two 5e8-element buckets (2 x 5e8 x 2 bytes) and the largest module's full
+ *   gradient before its hook, 6e8 x 2: 3.2e9 bytes;
+ * - ZeRO-3 with stage3_max_live_parameters 8e8 and a 3e8 prefetch bucket: the backward peak
+ *   of the walk, 36 bytes x 1e8 (13e8 gathered + C's 5e8 gradient, 2 bytes each), above the
+ *   forward's 22e8 and the embedding alone (3e8 x 4), plus one bucket 5e8 x 2: 4.6e9. */
+static void test_zero_memory_buffers_hold_module_gradients_and_gathers(void **state)
+{
+    (void)state;
+    ModelParams p = params_of(8000000000ull);
+    p.layer[0] = (ParamModule){.name = "A", .weight = 600000000};
+    p.layer[1] = (ParamModule){.name = "B", .weight = 200000000};
+    p.layer[2] = (ParamModule){.name = "C", .weight = 500000000};
+    p.n_layer_modules = 3;
+    p.embedding = 300000000;
+    TrainConfig cfg = train(2, PRECISION_BF16);
+    ZeroMemory m;
+    zero_memory(&cfg, &p, 1, 8, &m);
+    assert_int_equal(m.gpu_buffers, 3200000000ull);
+    cfg = train(3, PRECISION_BF16);
+    cfg.zero.max_live_parameters = 800000000;
+    cfg.zero.prefetch_bucket_size = 300000000;
+    zero_memory(&cfg, &p, 1, 8, &m);
+    assert_int_equal(m.gpu_buffers, 4600000000ull);
+}
+
 /* Optimizer-step working copies, by hand: Psi = 1000, N = 4 -> part = 250.
  * stage 0 bf16: fp32 casts 4 x 1000 + their flat copy 4 x 1000 = 8000; fp32 training: none.
  * stage 1/2 bf16: flatten 2 x 250 + fp32 cast 4 x 250 = 1500; fp32: the flatten, 4 x 250 = 1000.
@@ -458,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_zero_memory_offload_optimizer_ratio_splits_partition),
         cmocka_unit_test(test_zero_memory_offload_param_cpu_and_nvme),
         cmocka_unit_test(test_zero_memory_buffers_are_reduce_buckets),
+        cmocka_unit_test(test_zero_memory_buffers_hold_module_gradients_and_gathers),
         cmocka_unit_test(test_zero_memory_step_copies_by_stage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -515,9 +515,24 @@ static void stream_main(int argc, char **argv)
         run->out->op_start_s[id] = now(run);
         execute(run, id);
         run->out->op_end_s[id] = now(run);
-        complete(run, id);
-        if (run->opts.show_progress && (++run->n_done & 4095) == 0)
-            show_progress(run);
+        /* The frees that follow on this stream with nothing left to wait for are applied
+         * before anyone learns that this op ended, so a buffer released at time t is free
+         * for an allocation another stream makes at t: PyTorch releases a module's buffers
+         * on the host (its post-hook) before the next fetch or bucket is issued. Without
+         * this, SimGrid's order of the actors woken at t decides, and a peak may count both. */
+        uint32_t last = k;
+        while (last + 1 < st->op_end && run->ops[run->stream_ops[last + 1]].kind == OP_FREE &&
+               run->remaining[run->stream_ops[last + 1]] == 0) {
+            OpId f = run->stream_ops[++last];
+            run->out->op_start_s[f] = run->out->op_end_s[f] = now(run);
+            execute(run, f);
+        }
+        for (uint32_t j = k; j <= last; j++) {
+            complete(run, run->stream_ops[j]);
+            if (run->opts.show_progress && (++run->n_done & 4095) == 0)
+                show_progress(run);
+        }
+        k = last;
     }
     run->n_finished++;
 }

@@ -61,6 +61,35 @@ void activations_bytes(const ModelConfig *cfg, const RunSetup *setup, Activation
         norms += e * (q_dim + kv_dim);
     uint64_t linear_part = tokens * (attn + mlp + norms);
 
+    /* The backward's gradients. PyTorch's autograd frees a node's saved tensors once the node
+     * has run (torch/csrc/autograd/engine.cpp: release_variables() when the graph is not
+     * retained) and a gradient once its consumer has run, so a layer's backward peaks at one
+     * of two points, each measured beyond the saved tensors it still holds:
+     *  - the MLP's activation: the gradient of the activation's output and of its input (e f
+     *    each; gated: the product's, the activation's and the up projection's), beside the
+     *    block's incoming gradient (e h), with the tensor the down projection saved (e f;
+     *    gated: the product and the activation output, 2 e f) freed: e (f + h) either way;
+     *  - the attention core, once the MLP block and the second norm's input are freed: the
+     *    gradient of the (dropped-out) probabilities, e a s per token beside the saved
+     *    probabilities (Megatron's fused softmax writes its own gradient in place:
+     *    scaled_upper_triang_masked_softmax backward), and the context's gradient e q; with
+     *    flash attention the kernel's dQ, dK, dV and dO instead, e (2 q + 2 kv).
+     * The routed experts' copies stand for f in a MoE layer (the mean over the layers). */
+    double f_grad = (double)f;
+    if (cfg->moe.n_experts > 0) {
+        const MoeShape *m = &cfg->moe;
+        const double n_moe = (double)m->n_moe_layers, n_all = (double)cfg->n_layers;
+        const double moe_f = moe_load_factor(setup) * (double)m->top_k * (double)m->expert_ffn +
+                             (double)m->shared_ffn;
+        f_grad = ((n_all - n_moe) * (double)f + n_moe * moe_f) / n_all;
+    }
+    const double at_mlp = (double)e * (f_grad + (double)h);
+    const double at_core = setup->is_flash_attention
+                               ? (double)(e * (2 * q_dim + 2 * kv_dim)) - (double)mlp
+                               : (double)(e * cfg->n_heads * s + e * q_dim) - (double)mlp;
+    const double extra = at_mlp > at_core ? at_mlp : at_core;
+    out->backward_extra = extra > 0 ? (uint64_t)((double)tokens * extra + 0.5) : 0;
+
     /* The s x s scores, per head: softmax output, dropout mask, dropout output. */
     uint64_t scores = tokens * cfg->n_heads * s * (2 * e + 1);
     /* Flash attention keeps one fp32 log-sum-exp per head and row instead. */
@@ -103,4 +132,5 @@ void activations_bytes(const ModelConfig *cfg, const RunSetup *setup, Activation
     /* op-level: the layer in backward rebuilds what it did not save */
     if (setup->recompute == RECOMPUTE_SELECTIVE_OP)
         out->peak += out->layer_full - out->layer_stored;
+    out->peak += out->backward_extra;
 }

@@ -7,7 +7,8 @@
  * extends to grouped-query attention, gated MLPs and 4-byte activations, and reproduces the
  * paper's numbers for GPT shapes. Flash attention keeps no s x s score matrices (only a
  * per-row log-sum-exp); selective recomputation drops them too; full recomputation keeps each
- * layer's input and rebuilds one layer at a time during backward.
+ * layer's input and rebuilds one layer at a time during backward. A layer's backward holds
+ * gradients beside what it saved (backward_extra, in activations.c).
  */
 #ifndef ZEROSIM_MODEL_ACTIVATIONS_H
 #define ZEROSIM_MODEL_ACTIVATIONS_H
@@ -22,6 +23,8 @@ typedef struct ActivationBytes {
     uint64_t output_layer; /* final norm and logits inputs, and the loss (12 V eager, 4 V fused) */
     uint64_t checkpoint_per_layer; /* a checkpointed layer's input, s b h e */
     uint64_t checkpoints;          /* all checkpointed layers' inputs */
+    uint64_t backward_extra;       /* a layer's backward: the activation gradients alive at
+                                      its peak beyond the saved tensors still held */
     uint64_t peak;                 /* per GPU, one micro-batch: the most alive at once */
 } ActivationBytes;
 

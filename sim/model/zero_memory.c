@@ -3,6 +3,8 @@
  */
 #include "zero_memory.h"
 
+#include "zero3_walk.h"
+
 static uint64_t min_u64(uint64_t a, uint64_t b)
 {
     return a < b ? a : b;
@@ -24,30 +26,71 @@ unsigned zero_memory_reduce_buffer_bytes(const ZeroMemory *m)
     return m->grad_bytes + (m->grad_comm_bytes != m->grad_bytes ? m->grad_comm_bytes : 0u);
 }
 
-static uint64_t gpu_buffers(const ZeroConfig *z, const ModelParams *params, uint64_t layer,
-                            uint64_t psi, uint64_t persistent, unsigned param_bytes,
-                            unsigned reduce_bytes, uint64_t n_gpus)
+static uint64_t largest_module(const ModelParams *params)
 {
+    uint64_t largest = 0;
+    for (size_t i = 0; i < params->n_layer_modules; i++)
+        if (params->layer[i].weight + params->layer[i].bias > largest)
+            largest = params->layer[i].weight + params->layer[i].bias;
+    return largest;
+}
+
+static uint64_t gpu_buffers(const ZeroConfig *z, const ModelParams *params, uint64_t n_layers,
+                            uint64_t ep, uint64_t psi, uint64_t persistent, const ZeroMemory *m,
+                            uint64_t n_gpus)
+{
+    const unsigned reduce_bytes = zero_memory_reduce_buffer_bytes(m);
     uint64_t bucket = min_u64(z->reduce_bucket_size, psi) * reduce_bytes;
+    /* the embedding or output projection, gathered (and its gradient made) alone */
+    uint64_t end_module = params->embedding > params->lm_head ? params->embedding : params->lm_head;
     if (z->stage < 3) {
         /* Stage 0-2: the contiguous gradient (ipg) buffer; two alternate with overlap_comm
-         * (stage_1_and_2.py). A single GPU reduces nothing. */
+         * (stage_1_and_2.py). A single GPU reduces nothing. ZeRO-2 also holds the largest
+         * module's full gradient between its backward kernel and the hook that copies it into
+         * the bucket (reduce_independent_p_g_buckets_and_remove_grads). */
         if (n_gpus == 1)
             return 0;
-        return (z->overlap_comm ? 2 : 1) * bucket;
+        uint64_t transient = 0;
+        if (z->stage == 2) {
+            transient = largest_module(params);
+            if (end_module > transient)
+                transient = end_module;
+        }
+        return (z->overlap_comm ? 2 : 1) * bucket + transient * m->grad_bytes;
     }
-    /* Stage 3: the largest unit being computed (a layer, or the embedding or output
-     * projection when larger) plus the prefetch window, bounded by
-     * stage3_max_live_parameters, all 16-bit; and the gradient bucket being reduced. */
-    uint64_t unit = layer;
-    if (params->embedding > unit)
-        unit = params->embedding;
-    if (params->lm_head > unit)
-        unit = params->lm_head;
-    uint64_t live = min_u64(unit + z->prefetch_bucket_size, z->max_live_parameters);
-    live = min_u64(live, psi);
+    /* Stage 3: the most gathered parameters alive at once in either pass (the module
+     * computing and what DeepSpeed prefetches; in backward with the module's gradients:
+     * zero3_walk.h), or the embedding or output projection alone when more, all 16-bit;
+     * and the gradient bucket being reduced. A mixture of experts keeps the layer-level
+     * bound: the largest layer as a rank gathers it (its local experts only) plus the
+     * prefetch window, within stage3_max_live_parameters (the walk does not yet cover the
+     * experts' modules). */
+    if (params->n_moe_layers > 0) {
+        uint64_t unit = params->per_layer + params->dense_mlp;
+        const uint64_t moe_layer = params->per_layer + params->moe_replicated +
+                                   params->n_experts / ep * params->expert;
+        if (params->n_moe_layers == n_layers || moe_layer > unit)
+            unit = moe_layer;
+        if (end_module > unit)
+            unit = end_module;
+        uint64_t live = min_u64(unit + z->prefetch_bucket_size, z->max_live_parameters);
+        live = min_u64(live, psi);
+        return (live + persistent) * m->param_bytes + (n_gpus > 1 ? bucket : 0);
+    }
+    double live = 0.0;
+    for (int pass = 0; pass < 2; pass++) {
+        Zero3Walk w;
+        zero3_walk(params->layer, params->n_layer_modules, z->param_persistence_threshold,
+                   z->prefetch_bucket_size, z->max_live_parameters, pass == 1, m->param_bytes,
+                   m->grad_bytes, &w);
+        if (w.live_peak_bytes > live)
+            live = w.live_peak_bytes;
+    }
+    const double end_bytes = (double)end_module * (m->param_bytes + m->grad_bytes);
+    if (end_bytes > live)
+        live = end_bytes;
     /* Persistent parameters stay gathered beside their partition (DeepSpeed keeps both). */
-    return (live + persistent) * param_bytes + (n_gpus > 1 ? bucket : 0);
+    return (uint64_t)(live + 0.5) + persistent * m->param_bytes + (n_gpus > 1 ? bucket : 0);
 }
 
 uint64_t zero_step_copies_bytes(const TrainConfig *cfg, uint64_t psi, uint64_t part)
@@ -169,15 +212,7 @@ void zero_memory_ep(const TrainConfig *cfg, const ModelParams *params, uint64_t 
         }
     }
     out->gpu_model_states = out->gpu_params + out->gpu_grads + out->gpu_optimizer;
-    /* the largest layer as a rank gathers it: a MoE layer with its local experts only */
-    uint64_t layer = params->per_layer + params->dense_mlp;
-    if (params->n_moe_layers > 0) {
-        const uint64_t moe_layer = params->per_layer + params->moe_replicated +
-                                   params->n_experts / ep * params->expert;
-        if (params->n_moe_layers == n_layers || moe_layer > layer)
-            layer = moe_layer;
-    }
-    out->gpu_buffers = gpu_buffers(z, params, layer, psi, out->persistent_elems, out->param_bytes,
-                                   zero_memory_reduce_buffer_bytes(out), n_gpus);
+    out->gpu_buffers =
+        gpu_buffers(z, params, n_layers, ep, psi, out->persistent_elems, out, n_gpus);
     out->gpu_step_copies = zero_step_copies_bytes(cfg, psi, part);
 }

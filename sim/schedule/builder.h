@@ -15,6 +15,7 @@
 #include "../model/activations.h"
 #include "../model/params.h"
 #include "../model/runtime_memory.h"
+#include "../model/zero3_walk.h"
 #include "../model/zero_memory.h"
 
 /* Groups that together hold every rank once: a collective "over the set" is one instance per
@@ -53,12 +54,17 @@ typedef struct Builder {
     StepCost cost;
     double *unit_params;      /* per layer unit: its parameters (first/last carry embeddings) */
     double *unit_gathered;    /* per unit: 16-bit bytes ZeRO-3 gathers (persistent excluded) */
-    double prefetch_fraction; /* of a unit, the share DeepSpeed's module-by-module prefetch
-                                 brings in while the module before computes */
-    uint32_t calls_early;     /* NCCL calls of a layer's prefetched part: one per submodule
-                                 (current DeepSpeed), per parameter (before 0.6), per unit
-                                 (FSDP) */
-    uint32_t calls_late;      /* ... and of the part fetched on demand */
+    /* How a unit's parameters arrive, per pass (0 forward, 1 backward): */
+    double prefetch_fraction[2]; /* of a unit, the share DeepSpeed's module-by-module
+                                    prefetch brings in while the module before computes */
+    uint32_t calls_early[2];     /* NCCL calls of a layer's prefetched part: one per prefetch
+                                    (current DeepSpeed), per unit (FSDP) */
+    uint32_t calls_late[2];      /* ... and of the part fetched on demand: one per submodule,
+                                    per parameter before DeepSpeed 0.6 */
+    uint32_t calls_traced[2];    /* ... of the first step, without a trace: all on demand */
+    double live_peak_bytes[2];   /* DeepSpeed ZeRO-3: a layer's gathered parameters alive at
+                                    once (model/zero3_walk.h), with the computing module's
+                                    gradients in backward; 0 where the unit is held whole */
     bool is_tracing;          /* DeepSpeed's first step records the module order: no prefetch */
     OpId *ops;                /* one op per rank from the last collective_set() */
     OpId *scratch;            /* graph_collective's output, in group order */

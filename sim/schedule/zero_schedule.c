@@ -242,15 +242,35 @@ static void add_gradients(Builder *b, uint32_t u, bool is_overlapped)
 
 /* ---- ZeRO-3 parameter gathering ---- */
 
-/* GPU memory a gathered part holds. DeepSpeed gathers module by module and keeps at most
- * stage3_max_live_parameters elements available, so a layer-sized part holds at most half of
- * that while the next one is in flight; FSDP holds whole units. */
-static double live_bytes(const Builder *b, double part_bytes)
+/* GPU memory a gathered part of unit u holds in a pass. FSDP holds whole units. DeepSpeed
+ * holds, at its peak, the walk's live bytes (the module computing, what is prefetched and,
+ * in backward, the module's gradients: model/zero3_walk.h), or the first unit's embedding
+ * and the last unit's output projection alone when they are more; while unit u computes,
+ * its two parts and the next unit's prefetched part are allocated here, so each part holds
+ * its share of that peak over the (1 + prefetched share) units allocated at once. The
+ * textbook variant and mixtures of experts keep the layer-level bound of half of
+ * stage3_max_live_parameters per part. */
+static double live_bytes(const Builder *b, uint32_t u, int pass, double part_bytes)
 {
     if (b->opts->fsdp != FSDP_NONE)
         return part_bytes;
-    double cap = (double)b->z->max_live_parameters * b->mem.param_bytes / 2.0;
-    return part_bytes < cap ? part_bytes : cap;
+    if (b->is_textbook || b->params.n_experts > 0) { /* MoE: as zero_memory.c says */
+        double cap = (double)b->z->max_live_parameters * b->mem.param_bytes / 2.0;
+        return part_bytes < cap ? part_bytes : cap;
+    }
+    const ModelParams *p = &b->params;
+    const uint32_t L = (uint32_t)b->model->n_layers;
+    double need = b->live_peak_bytes[pass];
+    double alone = 0.0; /* elements of the embedding or output projection module */
+    if (u == 0)
+        alone = (double)(p->embedding + p->position);
+    if (u == L - 1 && (double)(p->lm_head > 0 ? p->lm_head : p->embedding) > alone)
+        alone = (double)(p->lm_head > 0 ? p->lm_head : p->embedding);
+    double alone_bytes = alone * (b->mem.param_bytes + (pass == 1 ? b->mem.grad_bytes : 0u));
+    if (alone_bytes > need)
+        need = alone_bytes;
+    double window = (1.0 + b->prefetch_fraction[pass]) * b->unit_gathered[u];
+    return window > need ? part_bytes * need / window : part_bytes;
 }
 
 /* The submodule fetches of one MoE layer's local experts: DeepSpeed's coordinator fetches
@@ -269,22 +289,23 @@ static uint32_t expert_fetch_calls(const Builder *b)
  * prefetched share (prefetch_fraction) may start once op k-2 is done, overlapping op k-1; the
  * rest is fetched on demand once op k-1 is done. Each part lives in a MEM_BUFFERS allocation
  * freed after use. */
-static void gather_unit(Builder *b, uint32_t u, const OpId *before_prev, const OpId *prev,
-                        uint32_t *out_buffers, uint32_t *out_n_buffers, OpId *out_ready,
-                        const char *what)
+static void gather_unit(Builder *b, uint32_t u, bool is_fwd, const OpId *before_prev,
+                        const OpId *prev, uint32_t *out_buffers, uint32_t *out_n_buffers,
+                        OpId *out_ready)
 {
+    const int pass = is_fwd ? 0 : 1;
     char label[48];
-    snprintf(label, sizeof label, "%s L%u", what, u);
+    snprintf(label, sizeof label, "%s L%u", is_fwd ? "gather fwd" : "gather bwd", u);
     uint32_t lab = graph_label(b->g, label);
     double total = b->unit_gathered[u];
     /* DeepSpeed's first step has no trace to prefetch from: everything comes on demand */
-    double early = b->is_tracing ? 0.0 : b->prefetch_fraction;
+    double early = b->is_tracing ? 0.0 : b->prefetch_fraction[pass];
     double parts[2] = {total * early, total * (1.0 - early)};
     const OpId *after[2] = {before_prev, prev};
     /* NCCL calls per part: the layer's fetches, the first unit's embedding and the last
      * unit's head one more each (in the part that is prefetched, if any) */
-    uint32_t calls[2] = {b->is_tracing ? 0 : b->calls_early,
-                         b->is_tracing ? b->calls_early + b->calls_late : b->calls_late};
+    uint32_t calls[2] = {b->is_tracing ? 0 : b->calls_early[pass],
+                         b->is_tracing ? b->calls_traced[pass] : b->calls_late[pass]};
     const uint32_t L = (uint32_t)b->model->n_layers;
     uint32_t extra = (u == 0 ? 1u : 0u) + (u == L - 1 && L > 1 ? 1u : 0u);
     /* a MoE layer whose experts come with the rest (no expert parallelism): its router,
@@ -320,7 +341,7 @@ static void gather_unit(Builder *b, uint32_t u, const OpId *before_prev, const O
         uint32_t *bufs = out_buffers + (size_t)(*out_n_buffers) * b->n_ranks;
         for (uint32_t r = 0; r < b->n_ranks; r++) {
             OpId a = graph_alloc(b->g, r, STREAM_GATHER, MEM_GPU, MEM_BUFFERS,
-                                 live_bytes(b, parts[k]), &bufs[r]);
+                                 live_bytes(b, u, pass, parts[k]), &bufs[r]);
             if (after[k])
                 builder_depend(b, after[k][r], a);
         }
@@ -460,6 +481,28 @@ static void forward_layer(Builder *b, MicroBatch *m, uint32_t u)
     }
 }
 
+/* The full 16-bit gradient of unit u's largest module, alive from its backward kernel until
+ * DeepSpeed's gradient hook copies it into the contiguous bucket and frees it (ZeRO-2:
+ * stage_1_and_2.py reduce_independent_p_g_buckets_and_remove_grads; the bucket buffers are
+ * counted apart). Stage 0 and 1 keep full gradients anyway, stage 3 counts it in its gather
+ * walk, FSDP in its unit's reduce-scatter input, a single GPU reduces nothing. */
+static double grad_transient_bytes(const Builder *b, uint32_t u)
+{
+    if (b->z->stage != 2 || b->is_textbook || b->opts->fsdp != FSDP_NONE || b->n_gpus < 2)
+        return 0.0;
+    const ModelParams *p = &b->params;
+    double largest = 0.0;
+    for (size_t i = 0; i < p->n_layer_modules; i++)
+        if ((double)(p->layer[i].weight + p->layer[i].bias) > largest)
+            largest = (double)(p->layer[i].weight + p->layer[i].bias);
+    const uint32_t L = (uint32_t)b->model->n_layers;
+    if (u == L - 1 && (double)(p->lm_head > 0 ? p->lm_head : p->embedding) > largest)
+        largest = (double)(p->lm_head > 0 ? p->lm_head : p->embedding);
+    if (u == 0 && (double)p->embedding > largest)
+        largest = (double)p->embedding;
+    return largest * b->mem.grad_bytes;
+}
+
 /* Layer u's backward: the checkpoint back from the host, the recomputation, the backward
  * kernels, the activations released, and its gradients into the buckets. */
 static void backward_layer(Builder *b, MicroBatch *m, uint32_t u)
@@ -481,9 +524,11 @@ static void backward_layer(Builder *b, MicroBatch *m, uint32_t u)
     if (m->keep_acts && (is_checkpointed || is_op_level)) {
         /* full recomputation rebuilds this layer's activations first; op-level selective
          * checkpointing rebuilds what the layer did not save */
-        const double rebuilt = is_op_level
-                                   ? (double)(b->act.layer_full - b->act.layer_stored)
-                                   : (double)b->act.layer_full;
+        /* with the backward's gradients (activations.h), allocated with it to keep the
+         * graph small: they are alive only in backward, which follows at once */
+        const double rebuilt = (is_op_level ? (double)(b->act.layer_full - b->act.layer_stored)
+                                            : (double)b->act.layer_full) +
+                               (double)b->act.backward_extra;
         work = xmalloc(n * sizeof *work);
         for (uint32_t r = 0; r < n; r++)
             graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, MEM_ACTIVATIONS, rebuilt, &work[r]);
@@ -498,9 +543,25 @@ static void backward_layer(Builder *b, MicroBatch *m, uint32_t u)
     /* a recomputed MoE layer exchanges its tokens again */
     if (recompute > 0 && is_moe && b->setup->recompute == RECOMPUTE_FULL)
         all_to_all_pair(b);
+    /* the gradients the backward holds beside the saved activations (activations.h; with
+     * the rebuilt activations when there are some), and the full gradient of the module
+     * computing before DeepSpeed's hook moves it into the bucket (stage 2; stage 3 counts it
+     * with the gathered parameters) */
+    const double held_bytes[2] = {m->keep_acts && !work ? (double)b->act.backward_extra : 0.0,
+                                  m->keep_acts ? grad_transient_bytes(b, u) : 0.0};
+    const MemCategory held_category[2] = {MEM_ACTIVATIONS, MEM_BUFFERS};
+    uint32_t *held = xmalloc(2 * n * sizeof *held);
+    for (int k = 0; k < 2; k++)
+        for (uint32_t r = 0; r < n && held_bytes[k] > 0; r++)
+            graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, held_category[k], held_bytes[k],
+                        &held[(size_t)k * n + r]);
     double amount = (is_moe ? b->cost.moe_layer_bwd : b->cost.layer_bwd) +
                     (u == L - 1 ? b->cost.head_bwd : 0.0);
     compute_all(b, PURPOSE_BACKWARD, amount, b->label_bwd_base + u);
+    for (int k = 0; k < 2; k++)
+        for (uint32_t r = 0; r < n && held_bytes[k] > 0; r++)
+            graph_free(b->g, r, STREAM_COMPUTE, held[(size_t)k * n + r]);
+    free(held);
     if (is_moe) /* the gradients of the combine and of the dispatch */
         all_to_all_pair(b);
     for (uint32_t r = 0; r < n && m->keep_acts; r++) {
@@ -555,8 +616,8 @@ static void micro_batch(Builder *b, bool is_boundary)
             /* on demand (after op k-1) for the textbook ZeRO-3 and FSDP without backward
              * prefetch; else the prefetched part may start after op k-2 */
             bool on_demand = b->is_textbook || (!is_fwd && !m.prefetches_backward);
-            gather_unit(b, u, on_demand ? m.hist[1] : m.hist[0], m.hist[1], unit_bufs,
-                        &m.n_gathered[u], m.ready, is_fwd ? "gather fwd" : "gather bwd");
+            gather_unit(b, u, is_fwd, on_demand ? m.hist[1] : m.hist[0], m.hist[1], unit_bufs,
+                        &m.n_gathered[u], m.ready);
             for (uint32_t r = 0; r < n; r++)
                 if (m.ready[r] != GRAPH_NO_OP)
                     b->wait_gather[r] = m.ready[r];
@@ -697,16 +758,15 @@ static void split_units(Builder *b)
     }
 }
 
-/* How a layer's parameters arrive: the share prefetched while the module before computes,
- * and the NCCL calls of each part.
+/* How a layer's parameters arrive in each pass: the share prefetched while the module before
+ * computes, the NCCL calls of each part, and how many gathered bytes are alive at once.
  *  - DeepSpeed since 0.6.0 (PartitionedParameterCoordinator, partitioned_param_coordinator.py:
- *    fetch_sub_module, __all_gather_params): each submodule's parameters in one coalesced
- *    all-gather (all_gather_coalesced), the next ones prefetched in the recorded order up to
- *    min(stage3_max_live_parameters - available, stage3_prefetch_bucket_size) elements; a
- *    module arrives early when it fits stage3_max_live_parameters beside the one computing.
- *    At most __max_ongoing_fetch_events = 2 fetches are waited on before the host blocks;
- *    the gather stream runs them one after another. The first step, without a trace,
- *    prefetches nothing (is_complete_trace()).
+ *    fetch_sub_module, __all_gather_params): each submodule's missing parameters in one
+ *    coalesced all-gather, the next ones of the recorded order prefetched in another while
+ *    fewer than min(stage3_max_live_parameters - available, stage3_prefetch_bucket_size)
+ *    elements were taken (model/zero3_walk.h walks it). At most __max_ongoing_fetch_events
+ *    = 2 fetches are waited on before the host blocks; the gather stream runs them one after
+ *    another. The first step, without a trace, prefetches nothing (is_complete_trace()).
  *  - DeepSpeed before 0.6.0 (stage3.py, PartitionedParameterCoordinator.fetch_sub_module as in
  *    v0.5.10): one all_gather per parameter (partition_parameters.py _all_gather ->
  *    _allgather_param), then _synchronize_communication(): comm_stream.synchronize() and
@@ -718,49 +778,42 @@ static void split_units(Builder *b)
  *  - The textbook variant and a zero prefetch bucket: one on-demand all-gather per layer. */
 static void fetch_plan(Builder *b)
 {
-    b->prefetch_fraction = 0.0;
-    b->calls_early = 0;
-    b->calls_late = 1;
+    for (int pass = 0; pass < 2; pass++) {
+        b->prefetch_fraction[pass] = 0.0;
+        b->calls_early[pass] = 0;
+        b->calls_late[pass] = b->calls_traced[pass] = 1;
+        b->live_peak_bytes[pass] = 0.0;
+    }
     if (b->is_textbook || b->z->stage != 3)
         return;
-    if (b->opts->fsdp != FSDP_NONE) {
-        b->prefetch_fraction = 1.0;
-        b->calls_early = 1;
-        b->calls_late = 0;
-        return;
-    }
-    const ModelParams *p = &b->params;
-    const uint64_t thr = b->z->param_persistence_threshold;
-    double sizes[PARAMS_MAX_MODULES], total = 0.0, early = 0.0;
-    uint32_t n_params[PARAMS_MAX_MODULES];
-    size_t n = 0;
-    for (size_t i = 0; i < p->n_layer_modules; i++) {
-        if (p->layer[i].weight <= thr)
-            continue; /* persistent: resident, never gathered */
-        bool has_bias = p->layer[i].bias > thr;
-        sizes[n] = (double)(p->layer[i].weight + (has_bias ? p->layer[i].bias : 0));
-        n_params[n++] = has_bias ? 2 : 1;
-    }
-    if (b->opts->zero3_generation == ZERO3_GEN_PER_PARAMETER) {
-        b->calls_late = 0;
-        for (size_t i = 0; i < n; i++)
-            b->calls_late += n_params[i];
-        return;
-    }
-    b->calls_late = 0;
-    for (size_t i = 0; i < n; i++) {
-        total += sizes[i];
-        double before = sizes[(i + n - 1) % n]; /* the module computing while this one comes */
-        bool is_early = b->z->prefetch_bucket_size > 0 &&
-                        before + sizes[i] <= (double)b->z->max_live_parameters;
-        if (is_early) {
-            early += sizes[i];
-            b->calls_early++;
-        } else {
-            b->calls_late++;
+    for (int pass = 0; pass < 2; pass++) {
+        if (b->opts->fsdp != FSDP_NONE) {
+            b->prefetch_fraction[pass] = 1.0;
+            b->calls_early[pass] = 1;
+            b->calls_late[pass] = 0;
+            b->calls_traced[pass] = 1;
+            continue;
         }
+        const ModelParams *p = &b->params;
+        const bool per_parameter = b->opts->zero3_generation == ZERO3_GEN_PER_PARAMETER;
+        Zero3Walk w;
+        zero3_walk(p->layer, p->n_layer_modules, b->z->param_persistence_threshold,
+                   per_parameter ? 0 : b->z->prefetch_bucket_size, b->z->max_live_parameters,
+                   pass == 1, b->mem.param_bytes, b->mem.grad_bytes, &w);
+        b->live_peak_bytes[pass] = w.live_peak_bytes;
+        if (per_parameter) {
+            b->calls_late[pass] = 0;
+            for (size_t i = 0; i < p->n_layer_modules; i++)
+                b->calls_late[pass] += (p->layer[i].weight > b->z->param_persistence_threshold) +
+                                       (p->layer[i].bias > b->z->param_persistence_threshold);
+            b->calls_traced[pass] = b->calls_late[pass];
+            continue;
+        }
+        b->calls_early[pass] = w.calls_early;
+        b->calls_late[pass] = w.calls_late;
+        b->calls_traced[pass] = w.n_fetched_modules;
+        b->prefetch_fraction[pass] = w.gathered_elems > 0 ? w.early_elems / w.gathered_elems : 0.0;
     }
-    b->prefetch_fraction = total > 0 ? early / total : 0.0;
 }
 
 static void labels(Builder *b)
