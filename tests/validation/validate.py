@@ -10,12 +10,14 @@ Each case's "run" section in cases.json says how it becomes a zerosim run: the m
 preset "model", a file "model_file" under tests/validation/, or an inline HuggingFace config
 "model_mpt"), the platform (shipped "platform" or "platform_file" under tests/validation/),
 resized to the case's GPU count, the sequence length, activation checkpointing, FSDP strategy,
-expert parallelism ("ep_size"), the simulation mode ("mode"), optimizer offload and attention kernels (FlashAttention, or "flash": "off" for the unfused
-softmax of the case's codebase). A DeepSpeed config is written from the training section.
-The metric is the one the source published (TFLOP/s per GPU by Megatron's formula, tokens/s
-per GPU, MFU). Each case has an error budget ("budget_pct", the |error| --check allows): the
-target of 10%, or, for a case the model does not yet reach, its present error with the reason
-in "budget_reason", so that a change that makes any case worse fails CI. Verdict cases
+expert parallelism ("ep_size"), the simulation mode ("mode"), the DeepSpeed release whose
+ZeRO-3 ran ("deepspeed_version"), optimizer offload and attention kernels (FlashAttention,
+or "flash": "off" for the unfused softmax of the case's codebase). A DeepSpeed config is
+written from the training section. The metric is the one the source published (TFLOP/s per
+GPU by Megatron's formula, tokens/s per GPU, MFU). Each case has an error budget
+("budget_pct", the |error| --check allows): the target of 10%, or, for a case the model does
+not yet reach, its present error with the reason in "budget_reason", so that a change that
+makes any case worse fails CI. Verdict cases
 ("verdicts") compare the fits/out-of-memory outcome, run with --headroom 0, and show the
 allocated and device peaks; reserved-peak cases ("reserved_peaks") compare the simulated
 caching-allocator reserve with the published torch.cuda max reserved memory, under each of
@@ -82,6 +84,8 @@ def simulate(zerosim, case, extra=(), recompute=None):
         cmd += ["--ep-size", str(run["ep_size"])]
     if run.get("mode"):  # symmetric mode for thousands of GPUs
         cmd += ["--mode", run["mode"]]
+    if run.get("deepspeed_version"):  # the DeepSpeed release of a historical ZeRO-3 run
+        cmd += ["--deepspeed-version", run["deepspeed_version"]]
     proc = subprocess.run(cmd, capture_output=True, text=True,
                           env=dict(os.environ, ZEROSIM_DATA_DIR=ROOT))
     for t in temps:
