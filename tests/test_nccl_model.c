@@ -259,8 +259,8 @@ static void test_nccl_model_nvls_all_reduce_8_ranks(void **state)
     assert_rel(nvls.algbw_bytes_per_s, 476e9 * 8 / 14, 1e-6);
     assert_true(nccl_model_time_s(&c, NCCL_FUNC_ALL_REDUCE, NCCL_ALGO_NVLS, NCCL_PROTO_LL, 8,
                                   NULL) < 0); /* Simple only */
-    assert_true(nccl_model_time_s(&c, NCCL_FUNC_ALL_REDUCE, NCCL_ALGO_NVLS_TREE,
-                                  NCCL_PROTO_SIMPLE, 8, NULL) < 0); /* not on one node */
+    assert_true(nccl_model_time_s(&c, NCCL_FUNC_ALL_REDUCE, NCCL_ALGO_NVLS_TREE, NCCL_PROTO_SIMPLE,
+                                  8, NULL) < 0); /* not on one node */
     NcclChoice small = nccl_model_choose(&c, NCCL_FUNC_ALL_REDUCE, 8, false, NCCL_ALGO_RING);
     assert_int_equal(small.algo, NCCL_ALGO_RING);
     assert_int_equal(small.proto, NCCL_PROTO_LL);
@@ -291,14 +291,14 @@ static void test_nccl_model_nvls_tree_all_reduce_1024_ranks(void **state)
     NcclComm c;
     nccl_model_comm(&p, 1024, 128, &c);
     NcclChoice nt;
-    assert_true(nccl_model_time_s(&c, NCCL_FUNC_ALL_REDUCE, NCCL_ALGO_NVLS_TREE,
-                                  NCCL_PROTO_SIMPLE, 8, &nt) > 0);
+    assert_true(nccl_model_time_s(&c, NCCL_FUNC_ALL_REDUCE, NCCL_ALGO_NVLS_TREE, NCCL_PROTO_SIMPLE,
+                                  8, &nt) > 0);
     assert_rel(nt.latency_s, (25 + 2 * 7 * 20.9) * 1e-6, 1e-9);
     assert_rel(nt.algbw_bytes_per_s, 364e9 * 1024 / 2046, 1e-6);
     assert_true(nccl_model_time_s(&c, NCCL_FUNC_ALL_REDUCE, NCCL_ALGO_NVLS, NCCL_PROTO_SIMPLE, 8,
                                   NULL) < 0); /* NVLS across nodes needs CollNet */
-    assert_true(nccl_model_time_s(&c, NCCL_FUNC_ALL_GATHER, NCCL_ALGO_NVLS_TREE,
-                                  NCCL_PROTO_SIMPLE, 8, NULL) < 0); /* all-reduce only */
+    assert_true(nccl_model_time_s(&c, NCCL_FUNC_ALL_GATHER, NCCL_ALGO_NVLS_TREE, NCCL_PROTO_SIMPLE,
+                                  8, NULL) < 0); /* all-reduce only */
     NcclChoice small = nccl_model_choose(&c, NCCL_FUNC_ALL_REDUCE, 8, false, NCCL_ALGO_RING);
     assert_int_equal(small.algo, NCCL_ALGO_TREE);
     assert_int_equal(small.proto, NCCL_PROTO_LL);

@@ -198,8 +198,8 @@ static void nvls(CollPlan *plan, CollectiveKind kind, uint32_t g, uint32_t n, ui
     const uint32_t local_n = is_node_aligned ? g : n;
     const uint32_t node = is_node_aligned ? index / g : 0, local = index % local_n;
     const uint32_t base = node * local_n;
-    const double share = kind == COLL_ALL_REDUCE ? (double)(local_n + 1) / local_n
-                                                 : (double)(local_n - 1) / local_n;
+    const double share =
+        kind == COLL_ALL_REDUCE ? (double)(local_n + 1) / local_n : (double)(local_n - 1) / local_n;
     if (local_n > 1) {
         CollPhase *ph = new_phase(plan, 1);
         add_flow(ph, members[base + (local + 1) % local_n],

@@ -319,8 +319,8 @@ static void resolve_collective(Run *run, uint32_t c, uint32_t n, uint32_t n_node
         uint32_t n_members;
         const uint32_t *members = graph_group(run->graph, coll->group, &n_members);
         if (collective_has_nvls_shape(p, members, n_members, run->is_aligned[c]))
-            run->algo[c] = (uint8_t)(ch.algo == NCCL_ALGO_NVLS ? COLL_ALGO_NVLS
-                                                               : COLL_ALGO_NVLS_TREE);
+            run->algo[c] =
+                (uint8_t)(ch.algo == NCCL_ALGO_NVLS ? COLL_ALGO_NVLS : COLL_ALGO_NVLS_TREE);
     }
     info->algo = run->opts.algo == COLL_ALGO_HIER ? "hier" : nccl_model_algo_name(ch.algo);
     info->proto = nccl_model_proto_name(ch.proto);

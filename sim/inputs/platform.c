@@ -34,8 +34,8 @@ static const char *const gpu_keys[] = {"model",
                                        "hbm_bw_bytes_per_s",
                                        "source",
                                        NULL};
-static const char *const nvlink_keys[] = {"bw_bytes_per_s", "latency_s", "nvswitch", "nvls",
-                                          "source",         NULL};
+static const char *const nvlink_keys[] = {"bw_bytes_per_s", "latency_s", "nvswitch",
+                                          "nvls",           "source",    NULL};
 static const char *const pcie_keys[] = {"gpu_link",      "gpus_per_switch", "nics_per_switch",
                                         "switch_uplink", "source",          NULL};
 static const char *const link_keys[] = {"bw_bytes_per_s", "latency_s", NULL};

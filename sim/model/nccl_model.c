@@ -32,8 +32,8 @@ static const double base_lat_us[NCCL_N_ALGOS][NCCL_N_PROTOS] = {
 
 /* tuning.cc hwLatencies [NVLINK, PCI, NET][algorithm][protocol]. */
 static const double hw_lat_us[N_HW][NCCL_N_ALGOS][NCCL_N_PROTOS] = {
-    {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 4.0}, {0, 0, 25}, {0, 0, 25}},       /* NVLink */
-    {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 4.0}, {0, 0, 0}, {0, 0, 0}},          /* PCI */
+    {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 4.0}, {0, 0, 25}, {0, 0, 25}},     /* NVLink */
+    {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 4.0}, {0, 0, 0}, {0, 0, 0}},        /* PCI */
     {{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0, 0, 14.0}, {0, 0, 18}, {0, 0, 20.9}}, /* NET */
 };
 
