@@ -178,7 +178,8 @@ static void test_grid_parse_errors(void **state)
                  "g.json: fsdp: expected no fsdp with \"command\": \"estimate\" (only zerosim "
                  "run takes --fsdp), got a value");
     assert_error(GRID(", \"algo\": [\"ring\", \"butterfly\"]"),
-                 "g.json: algo[1]: expected auto, ring, hier or tree, got \"butterfly\"");
+                 "g.json: algo[1]: expected auto, ring, hier, tree, nvls or nvls_tree, got "
+                 "\"butterfly\"");
     assert_error(GRID(", \"command\": \"estimate\", \"mode\": \"full\""),
                  "g.json: mode: expected no mode with \"command\": \"estimate\" (only zerosim "
                  "run takes --mode), got a value");

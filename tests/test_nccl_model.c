@@ -14,6 +14,28 @@
  *     (min(0.92 x 192, 12 x 17.8) / 2 GB/s); Ring/Simple would pay 14316.4 x 1.4 (plateau)
  *   1,024 ranks, all-gather 8 GiB: Ring/LL128 14 + 896 x 2 + 127 x 4 = 2314 + 8 GiB /
  *     (0.92 x 192 x 1024/1023 GB/s), ahead of Ring/Simple's 7162.4 us latency.
+ *
+ * NVLS and NVLSTree on DGX H100 nodes (Hopper, Intel hosts, 16 ring channels, 370 GB/s of
+ * NVLink, 8 NICs of 50 GB/s behind 49 GB/s PCIe links, nvlink.nvls), from search.cc's NVLS
+ * graph and tuning.cc's formulas:
+ *   NVLS graph, one node: 8 channels (one head per GPU); a GPU carries 9 x bwIntra each way:
+ *     9 x 50 = 450 > 370, 9 x 40 = 360 <= 370 -> bwIntra 40; bwInter climbs from 40 while
+ *     below 2 x 40: 50, 60 (the top of sm90SpeedArrayIntra) -> 60.
+ *   NVLS all-reduce, 8 ranks: min(40 x 0.85 x 7/8 x 2, 60) = 59.5 per channel, x 8 = 476 bus
+ *     GB/s, x 8/14 = 272 GB/s algorithm bandwidth; latency the NVLink NVLS hop, 25 us.
+ *     8 B: Ring/LL's 15.0 us beats NVLS's 25: NCCL keeps Ring/LL. 1 GB: NVLS 25 + 1e9 / 272
+ *     = 3701.5 us against Ring/Simple 56 + 1e9 / (370 x 8/14) = 4785.7 us: NVLS.
+ *   NVLS all-gather, 8 ranks: 8 x min(40 x 0.85 x 7/8 x 7/8, 60) = 208.25 GB/s (not converted),
+ *     below Ring/Simple's 370 x 8/7: 1 GB stays on the ring.
+ *   NVLS graph, 128 nodes: 8 channels (one per NIC); sm90SpeedArrayInter within the NIC path
+ *     min(50, 49) = 49 and 9 x speed <= 370: 48, 45, 42 fail, 40 -> bwIntra 40; bwInter climbs
+ *     42, 45, 48 (the top) -> 48.
+ *   NVLSTree all-reduce, 1,024 ranks: min(59.5, 48, perChMaxNVLSTreeBw 45.5) = 45.5 x 8 = 364
+ *     bus GB/s, x 1024/2046 = 182.2 GB/s; latency 25 + 2 x log2(128) x 20.9 = 317.6 us.
+ *     8 B: Tree/LL 6.8 + 2 (7 x 0.6 + 7 x 5.0) = 85.2 us wins. 1 GB: NVLSTree 317.6 + 1e9 /
+ *     182.2 = 5806.7 us against Tree/Simple 8.4 + 2 (7 x 4 + 7 x 14) = 260.4 + 1e9 /
+ *     (min(0.92 x 370, 16 x 36.0) / 2) = 6135.8 us: NVLSTree. NVLS itself needs CollNet
+ *     across nodes: not a candidate.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -185,6 +207,148 @@ static void test_nccl_model_comm_from_platform(void **state)
     assert_false(c.has_ll128);
 }
 
+/* A DGX H100 as platforms/dgx-h100.json describes it (the fields NCCL's tuner reads). */
+static Platform h100_platform(void)
+{
+    Platform p;
+    memset(&p, 0, sizeof p);
+    p.gpus_per_node = 8;
+    p.has_nvlink = p.has_nvswitch = p.has_nvls = true;
+    p.nvlink.bw_bytes_per_s = 370e9;
+    p.pcie.gpu_link.bw_bytes_per_s = 49e9;
+    p.pcie.switch_uplink.bw_bytes_per_s = 49e9;
+    p.pcie.nics_per_switch = 1;
+    p.nic.per_node = 8;
+    p.nic.link.bw_bytes_per_s = 50e9;
+    p.fabric.oversubscription = 1.0;
+    p.nccl.arch = PLATFORM_ARCH_HOPPER;
+    p.nccl.cpu_vendor = PLATFORM_CPU_INTEL;
+    p.nccl.channels = 16;
+    return p;
+}
+
+static void test_nccl_model_comm_nvls_graph_h100(void **state)
+{
+    (void)state;
+    Platform p = h100_platform();
+    NcclComm c;
+    nccl_model_comm(&p, 8, 1, &c);
+    assert_true(c.has_nvls);
+    assert_int_equal(c.nvls_channels, 8);
+    assert_rel(c.nvls_bw_intra_bytes_per_s, 40e9, 1e-12);
+    assert_rel(c.nvls_bw_inter_bytes_per_s, 60e9, 1e-12);
+    nccl_model_comm(&p, 1024, 128, &c);
+    assert_true(c.has_nvls);
+    assert_int_equal(c.nvls_channels, 8);
+    assert_rel(c.nvls_bw_intra_bytes_per_s, 40e9, 1e-12);
+    assert_rel(c.nvls_bw_inter_bytes_per_s, 48e9, 1e-12);
+    nccl_model_comm(&p, 128, 128, &c); /* one GPU per node: no NVLS graph */
+    assert_false(c.has_nvls);
+}
+
+static void test_nccl_model_nvls_all_reduce_8_ranks(void **state)
+{
+    (void)state;
+    Platform p = h100_platform();
+    NcclComm c;
+    nccl_model_comm(&p, 8, 1, &c);
+    NcclChoice nvls;
+    assert_true(nccl_model_time_s(&c, NCCL_FUNC_ALL_REDUCE, NCCL_ALGO_NVLS, NCCL_PROTO_SIMPLE, 8,
+                                  &nvls) > 0);
+    assert_rel(nvls.latency_s, 25e-6, 1e-9);
+    assert_rel(nvls.algbw_bytes_per_s, 476e9 * 8 / 14, 1e-6);
+    assert_true(nccl_model_time_s(&c, NCCL_FUNC_ALL_REDUCE, NCCL_ALGO_NVLS, NCCL_PROTO_LL, 8,
+                                  NULL) < 0); /* Simple only */
+    assert_true(nccl_model_time_s(&c, NCCL_FUNC_ALL_REDUCE, NCCL_ALGO_NVLS_TREE, NCCL_PROTO_SIMPLE,
+                                  8, NULL) < 0); /* not on one node */
+    NcclChoice small = nccl_model_choose(&c, NCCL_FUNC_ALL_REDUCE, 8, false, NCCL_ALGO_RING);
+    assert_int_equal(small.algo, NCCL_ALGO_RING);
+    assert_int_equal(small.proto, NCCL_PROTO_LL);
+    assert_rel(small.latency_s, 15.0e-6, 1e-9);
+    NcclChoice large = nccl_model_choose(&c, NCCL_FUNC_ALL_REDUCE, 1e9, false, NCCL_ALGO_RING);
+    assert_int_equal(large.algo, NCCL_ALGO_NVLS);
+    assert_int_equal(large.proto, NCCL_PROTO_SIMPLE);
+    assert_rel(large.time_s, 25e-6 + 1e9 / (476e9 * 8 / 14), 1e-6);
+    NcclChoice ring;
+    nccl_model_time_s(&c, NCCL_FUNC_ALL_REDUCE, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, 1e9, &ring);
+    assert_rel(ring.time_s, 56e-6 + 1e9 / (370e9 * 8 / 14), 1e-6);
+    /* all-gather: NVLS runs it, at 208.25 GB/s, slower than the ring */
+    NcclChoice ag;
+    nccl_model_time_s(&c, NCCL_FUNC_ALL_GATHER, NCCL_ALGO_NVLS, NCCL_PROTO_SIMPLE, 1e9, &ag);
+    assert_rel(ag.algbw_bytes_per_s, 208.25e9, 1e-6);
+    NcclChoice ag_best = nccl_model_choose(&c, NCCL_FUNC_ALL_GATHER, 1e9, false, NCCL_ALGO_RING);
+    assert_int_equal(ag_best.algo, NCCL_ALGO_RING);
+    /* NCCL_ALGO=NVLS */
+    NcclChoice forced = nccl_model_choose(&c, NCCL_FUNC_ALL_REDUCE, 8, true, NCCL_ALGO_NVLS);
+    assert_int_equal(forced.algo, NCCL_ALGO_NVLS);
+    assert_rel(forced.time_s, 25e-6 + 8 / (476e9 * 8 / 14), 1e-9);
+}
+
+static void test_nccl_model_nvls_tree_all_reduce_1024_ranks(void **state)
+{
+    (void)state;
+    Platform p = h100_platform();
+    NcclComm c;
+    nccl_model_comm(&p, 1024, 128, &c);
+    NcclChoice nt;
+    assert_true(nccl_model_time_s(&c, NCCL_FUNC_ALL_REDUCE, NCCL_ALGO_NVLS_TREE, NCCL_PROTO_SIMPLE,
+                                  8, &nt) > 0);
+    assert_rel(nt.latency_s, (25 + 2 * 7 * 20.9) * 1e-6, 1e-9);
+    assert_rel(nt.algbw_bytes_per_s, 364e9 * 1024 / 2046, 1e-6);
+    assert_true(nccl_model_time_s(&c, NCCL_FUNC_ALL_REDUCE, NCCL_ALGO_NVLS, NCCL_PROTO_SIMPLE, 8,
+                                  NULL) < 0); /* NVLS across nodes needs CollNet */
+    assert_true(nccl_model_time_s(&c, NCCL_FUNC_ALL_GATHER, NCCL_ALGO_NVLS_TREE, NCCL_PROTO_SIMPLE,
+                                  8, NULL) < 0); /* all-reduce only */
+    NcclChoice small = nccl_model_choose(&c, NCCL_FUNC_ALL_REDUCE, 8, false, NCCL_ALGO_RING);
+    assert_int_equal(small.algo, NCCL_ALGO_TREE);
+    assert_int_equal(small.proto, NCCL_PROTO_LL);
+    assert_rel(small.latency_s, 85.2e-6, 1e-9);
+    NcclChoice large = nccl_model_choose(&c, NCCL_FUNC_ALL_REDUCE, 1e9, false, NCCL_ALGO_RING);
+    assert_int_equal(large.algo, NCCL_ALGO_NVLS_TREE);
+    assert_rel(large.time_s, 317.6e-6 + 1e9 / (364e9 * 1024 / 2046), 1e-6);
+    NcclChoice tree;
+    nccl_model_time_s(&c, NCCL_FUNC_ALL_REDUCE, NCCL_ALGO_TREE, NCCL_PROTO_SIMPLE, 1e9, &tree);
+    assert_rel(tree.time_s, 260.4e-6 + 1e9 / (0.92 * 370e9 / 2), 1e-6);
+    /* two nodes: bwInter doubled (96), the 2-node cap 57.7 binds: 8 x 57.7 x 16/30 */
+    nccl_model_comm(&p, 16, 2, &c);
+    nccl_model_time_s(&c, NCCL_FUNC_ALL_REDUCE, NCCL_ALGO_NVLS_TREE, NCCL_PROTO_SIMPLE, 8, &nt);
+    assert_rel(nt.latency_s, (25 + 2 * 1 * 20.9) * 1e-6, 1e-9);
+    assert_rel(nt.algbw_bytes_per_s, 8 * 57.7e9 * 16 / 30, 1e-6);
+}
+
+/* A100: no NVLink SHARP (nvlink.nvls false), so no NVLS graph; and even a communicator that
+ * had one would get no NVLS bandwidth on Ampere (nvlsEfficiency 0): never chosen. */
+static void test_nccl_model_a100_never_nvls(void **state)
+{
+    (void)state;
+    Platform p = h100_platform();
+    p.has_nvls = false;
+    p.nvlink.bw_bytes_per_s = 230e9;
+    p.nccl.arch = PLATFORM_ARCH_AMPERE;
+    p.nccl.cpu_vendor = PLATFORM_CPU_AMD;
+    p.nccl.channels = 12;
+    const uint32_t ranks[] = {8, 1024}, nodes[] = {1, 128};
+    const double sizes[] = {8, 1e9, 8589934592.0};
+    for (int i = 0; i < 2; i++) {
+        NcclComm c;
+        nccl_model_comm(&p, ranks[i], nodes[i], &c);
+        assert_false(c.has_nvls);
+        NcclComm forged = a100(ranks[i], nodes[i]);
+        forged.has_nvls = true;
+        forged.nvls_channels = 8;
+        forged.nvls_bw_intra_bytes_per_s = forged.nvls_bw_inter_bytes_per_s = 40e9;
+        for (int s = 0; s < 3; s++)
+            for (int f = 0; f < NCCL_N_FUNCS; f++) {
+                NcclChoice ch = nccl_model_choose(&c, (NcclFunc)f, sizes[s], false, NCCL_ALGO_RING);
+                assert_true(ch.algo != NCCL_ALGO_NVLS && ch.algo != NCCL_ALGO_NVLS_TREE);
+                ch = nccl_model_choose(&c, (NcclFunc)f, sizes[s], true, NCCL_ALGO_NVLS);
+                assert_true(ch.algo != NCCL_ALGO_NVLS && ch.algo != NCCL_ALGO_NVLS_TREE);
+                ch = nccl_model_choose(&forged, (NcclFunc)f, sizes[s], true, NCCL_ALGO_NVLS_TREE);
+                assert_true(ch.algo != NCCL_ALGO_NVLS && ch.algo != NCCL_ALGO_NVLS_TREE);
+            }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -196,6 +360,10 @@ int main(void)
         cmocka_unit_test(test_nccl_model_choose_large_all_gather_1024_ranks_is_ring_ll128),
         cmocka_unit_test(test_nccl_model_pat_and_forced_fallback),
         cmocka_unit_test(test_nccl_model_comm_from_platform),
+        cmocka_unit_test(test_nccl_model_comm_nvls_graph_h100),
+        cmocka_unit_test(test_nccl_model_nvls_all_reduce_8_ranks),
+        cmocka_unit_test(test_nccl_model_nvls_tree_all_reduce_1024_ranks),
+        cmocka_unit_test(test_nccl_model_a100_never_nvls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

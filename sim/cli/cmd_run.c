@@ -66,10 +66,10 @@ static const char *const help =
     "  --calibration FILE\n"
     "                   overlay a zerosim-calibrate result on the platform (GEMM efficiency,\n"
     "                   PCIe, NVLink, CPU Adam and NVMe rates; docs/CALIBRATION.md)\n"
-    "  --algo auto|ring|tree|hier\n"
+    "  --algo auto|ring|tree|hier|nvls|nvls_tree\n"
     "                   collective algorithm (docs/COLLECTIVES.md); auto, the default,\n"
-    "                   is NCCL's choice per collective and size; ring and tree force\n"
-    "                   NCCL_ALGO; hier is zerosim's two-level scheme\n" CLI_HELP_RUN_OPTIONS
+    "                   is NCCL's choice per collective and size; ring, tree, nvls and\n"
+    "                   nvls_tree force NCCL_ALGO; hier is zerosim's two-level scheme\n" CLI_HELP_RUN_OPTIONS
     "  --comm-model nccl|ideal\n"
     "                   nccl (default): NCCL's tuning model (algorithms x protocols,\n"
     "                   base and per-hop latency, per-channel bandwidth caps); ideal: the\n"

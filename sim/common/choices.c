@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *const algo_names[] = {"auto", "ring", "hier", "tree", NULL};
+static const char *const algo_names[] = {"auto", "ring", "hier", "tree", "nvls", "nvls_tree", NULL};
 static const char *const mode_names[] = {"auto", "full", "symmetric", NULL};
 static const char *const schedule_names[] = {"deepspeed", "textbook", NULL};
 static const char *const fsdp_names[] = {"none",     "FULL_SHARD",   "SHARD_GRAD_OP",

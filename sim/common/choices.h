@@ -23,7 +23,7 @@ typedef struct Choices {
 /* Simulation mode of `zerosim run --mode`. */
 typedef enum SimMode { SIM_MODE_AUTO, SIM_MODE_FULL, SIM_MODE_SYMMETRIC } SimMode;
 
-extern const Choices choices_algo;       /* auto ring hier tree (CollAlgo) */
+extern const Choices choices_algo;       /* auto ring hier tree nvls nvls_tree (CollAlgo) */
 extern const Choices choices_mode;       /* auto full symmetric (SimMode) */
 extern const Choices choices_schedule;   /* deepspeed textbook (ScheduleVariant) */
 extern const Choices choices_fsdp;       /* none FULL_SHARD ... (FsdpStrategy) */

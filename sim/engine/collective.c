@@ -11,7 +11,7 @@
 _Static_assert(COMM_MODEL_NCCL == 0 && COMM_MODEL_IDEAL == 1,
                "choices_comm_model lists the models in CommModel order");
 _Static_assert(COLL_ALGO_AUTO == 0 && COLL_ALGO_RING == 1 && COLL_ALGO_HIER == 2 &&
-                   COLL_ALGO_TREE == 3,
+                   COLL_ALGO_TREE == 3 && COLL_ALGO_NVLS == 4 && COLL_ALGO_NVLS_TREE == 5,
                "choices_algo lists the algorithms in CollAlgo order");
 
 bool collective_is_node_aligned(const Platform *p, const uint32_t *members, uint32_t n)
@@ -27,6 +27,8 @@ bool collective_is_node_aligned(const Platform *p, const uint32_t *members, uint
 
 CollAlgo collective_resolve(CollAlgo algo, bool is_node_aligned, CollectiveKind kind, double bytes)
 {
+    if (algo == COLL_ALGO_NVLS || algo == COLL_ALGO_NVLS_TREE)
+        algo = COLL_ALGO_AUTO;
     if (!is_node_aligned)
         return COLL_ALGO_RING;
     if (algo == COLL_ALGO_AUTO)
@@ -173,6 +175,46 @@ static void tree(CollPlan *plan, uint32_t g, uint32_t n, uint32_t n_logical, uin
         plan->phase[inter].steps = 2 * tree_depth(n_logical / g);
 }
 
+bool collective_has_nvls_shape(const Platform *p, const uint32_t *members, uint32_t n,
+                               bool is_node_aligned)
+{
+    const uint32_t g = (uint32_t)p->gpus_per_node;
+    if (is_node_aligned)
+        return true;
+    for (uint32_t i = 1; i < n; i++)
+        if (members[i] / g != members[0] / g)
+            return false;
+    return n >= 2;
+}
+
+/* NCCL's NVLS: one flow per member through the NVSwitch (to the next member of its node, so
+ * that every NVLink port carries it once each way), of (g+1)/g of the buffer for an
+ * all-reduce (search.cc's (k+1) x bwIntra per GPU) and (g-1)/g for an all-gather or
+ * reduce-scatter; over whole nodes (NVLSTree, all-reduce) the tree's per-rail phase across
+ * nodes, pipelined with it. */
+static void nvls(CollPlan *plan, CollectiveKind kind, uint32_t g, uint32_t n, uint32_t n_logical,
+                 uint32_t index, const uint32_t *members, bool is_node_aligned, double bytes)
+{
+    const uint32_t local_n = is_node_aligned ? g : n;
+    const uint32_t node = is_node_aligned ? index / g : 0, local = index % local_n;
+    const uint32_t base = node * local_n;
+    const double share =
+        kind == COLL_ALL_REDUCE ? (double)(local_n + 1) / local_n : (double)(local_n - 1) / local_n;
+    if (local_n > 1) {
+        CollPhase *ph = new_phase(plan, 1);
+        add_flow(ph, members[base + (local + 1) % local_n],
+                 members[base + (local + local_n - 1) % local_n], share * bytes);
+    }
+    if (is_node_aligned) {
+        const uint32_t n_nodes = n / g;
+        ring_phase_n(plan, COLL_ALL_REDUCE, n_logical / g, n_nodes,
+                     members[((node + 1) % n_nodes) * g + local],
+                     members[((node + n_nodes - 1) % n_nodes) * g + local], bytes / (double)g,
+                     false, false, false);
+        plan->phase[plan->n_phases - 1].steps = 2 * tree_depth(n_logical / g);
+    }
+}
+
 void collective_plan(const Platform *p, CollectiveKind kind, CollAlgo algo, bool is_node_aligned,
                      const uint32_t *members, uint32_t n, uint32_t n_logical, uint32_t index,
                      double bytes, uint32_t root_index, CollPlan *out)
@@ -185,7 +227,12 @@ void collective_plan(const Platform *p, CollectiveKind kind, CollAlgo algo, bool
     }
     if (n_logical < n)
         n_logical = n;
-    if (algo == COLL_ALGO_TREE && is_node_aligned && kind == COLL_ALL_REDUCE)
+    if ((algo == COLL_ALGO_NVLS || algo == COLL_ALGO_NVLS_TREE) &&
+        (kind == COLL_ALL_REDUCE || kind == COLL_ALL_GATHER || kind == COLL_REDUCE_SCATTER) &&
+        collective_has_nvls_shape(p, members, n, is_node_aligned) &&
+        (!is_node_aligned || kind == COLL_ALL_REDUCE))
+        nvls(out, kind, g, n, n_logical, index, members, is_node_aligned, bytes);
+    else if (algo == COLL_ALGO_TREE && is_node_aligned && kind == COLL_ALL_REDUCE)
         tree(out, g, n, n_logical, index, members, bytes);
     else if (algo == COLL_ALGO_HIER && is_node_aligned)
         hierarchical(out, kind, g, n, n_logical, index, members, bytes, root_index);

@@ -20,6 +20,13 @@
  *    down each tree), so the fluid form keeps the ring's volume; what changes is the latency,
  *    2 ceil(log2(n + 1)) hops across nodes instead of 2(n-1). Other collectives use the ring,
  *    as NCCL does.
+ *  - nvls and nvls_tree (NCCL's NVLink SHARP algorithms, where NCCL's tuner picks them): the
+ *    NVSwitch reduces and multicasts, so inside a node every member sends and receives one
+ *    flow through the switch instead of a ring's 2(n-1)/n of the buffer: for an all-reduce
+ *    (g+1)/g of it (its own data up for the reduction, plus 1/g multicast back down: what
+ *    NCCL's search charges each GPU, src/graph/search.cc ncclTopoSearchTryNvls), for an
+ *    all-gather or reduce-scatter (g-1)/g; across whole nodes (NVLSTree) the tree's per-rail
+ *    inter-node phase follows. The rate NCCL's tuner gives them bounds the time (engine.c).
  * In fluid mode every flow of every phase starts at once (phases are pipelined, as NCCL
  * pipelines chunks) and the member then waits steps x hop latency; in stepwise mode every step
  * is its own message and a member moves on only when it has sent and received the current
@@ -34,7 +41,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef enum CollAlgo { COLL_ALGO_AUTO, COLL_ALGO_RING, COLL_ALGO_HIER, COLL_ALGO_TREE } CollAlgo;
+typedef enum CollAlgo {
+    COLL_ALGO_AUTO,
+    COLL_ALGO_RING,
+    COLL_ALGO_HIER,
+    COLL_ALGO_TREE,
+    COLL_ALGO_NVLS,      /* NCCL's NVLS (one node) */
+    COLL_ALGO_NVLS_TREE, /* NCCL's NVLSTree (whole nodes, all-reduce) */
+} CollAlgo;
 
 /* How a collective's time is made: NCCL's tuner (model/nccl_model.h) picks the algorithm and
  * protocol and gives the latency and the protocol's bandwidth limit, SimGrid the flows'
@@ -71,10 +85,16 @@ typedef struct CollPlan {
  * a node boundary, more than one node). */
 bool collective_is_node_aligned(const Platform *p, const uint32_t *members, uint32_t n);
 
-/* The algorithm `algo` resolves to for a collective of `kind` and `bytes`: auto is the tree for
- * all-reduces over whole nodes below COLLECTIVE_TREE_MAX_BYTES and the ring otherwise; hier
- * and tree need whole nodes (else ring), and tree an all-reduce. */
+/* The algorithm `algo` resolves to for a collective of `kind` and `bytes` under the ideal model
+ * (and the shape of NCCL's tree): auto is the tree for all-reduces over whole nodes below
+ * COLLECTIVE_TREE_MAX_BYTES and the ring otherwise; hier and tree need whole nodes (else
+ * ring), and tree an all-reduce. The ideal model has no NVLS: nvls and nvls_tree resolve as
+ * auto. */
 CollAlgo collective_resolve(CollAlgo algo, bool is_node_aligned, CollectiveKind kind, double bytes);
+
+/* Whether the NVLS shape can carry a group: all members on one node, or whole nodes. */
+bool collective_has_nvls_shape(const Platform *p, const uint32_t *members, uint32_t n,
+                               bool is_node_aligned);
 
 /* Member `index`'s plan in a collective of `bytes` over `members` (n of them), with the
  * broadcast root given as an index into members; `is_node_aligned` as computed above. The

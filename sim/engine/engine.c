@@ -298,19 +298,30 @@ static void resolve_collective(Run *run, uint32_t c, uint32_t n, uint32_t n_node
     }
     /* CollectiveKind and NcclFunc list the same collectives in the same order. */
     const NcclFunc func = (NcclFunc)kind;
-    bool force = run->opts.algo == COLL_ALGO_RING || run->opts.algo == COLL_ALGO_TREE ||
-                 run->opts.algo == COLL_ALGO_HIER;
-    NcclAlgo forced = run->opts.algo == COLL_ALGO_TREE ? NCCL_ALGO_TREE : NCCL_ALGO_RING;
+    bool force = run->opts.algo != COLL_ALGO_AUTO;
+    NcclAlgo forced = run->opts.algo == COLL_ALGO_TREE        ? NCCL_ALGO_TREE
+                      : run->opts.algo == COLL_ALGO_NVLS      ? NCCL_ALGO_NVLS
+                      : run->opts.algo == COLL_ALGO_NVLS_TREE ? NCCL_ALGO_NVLS_TREE
+                                                              : NCCL_ALGO_RING;
     /* A collective standing for several back-to-back calls (per-submodule fetches): NCCL
      * tunes each call of bytes / n_calls, and every call pays its latency. */
     const double n_calls = coll->n_calls > 1 ? (double)coll->n_calls : 1.0;
     NcclChoice ch = nccl_model_choose(&comm, func, coll->bytes / n_calls, force, forced);
     /* The flows' shape: NCCL's tree as collective.h's tree (whole nodes, all-reduce), its
-     * rings and PAT as the (channelised) ring; hier is zerosim's own, timed as NCCL's ring. */
+     * rings and PAT as the (channelised) ring, NVLS and NVLSTree as collective.h's nvls (one
+     * node, or whole nodes; else the ring's flows under NVLS's bound); hier is zerosim's own,
+     * timed as NCCL's ring. */
     CollAlgo shape = run->opts.algo == COLL_ALGO_HIER ? COLL_ALGO_HIER
                      : ch.algo == NCCL_ALGO_TREE      ? COLL_ALGO_TREE
                                                       : COLL_ALGO_RING;
     run->algo[c] = (uint8_t)collective_resolve(shape, run->is_aligned[c], kind, coll->bytes);
+    if (shape != COLL_ALGO_HIER && (ch.algo == NCCL_ALGO_NVLS || ch.algo == NCCL_ALGO_NVLS_TREE)) {
+        uint32_t n_members;
+        const uint32_t *members = graph_group(run->graph, coll->group, &n_members);
+        if (collective_has_nvls_shape(p, members, n_members, run->is_aligned[c]))
+            run->algo[c] =
+                (uint8_t)(ch.algo == NCCL_ALGO_NVLS ? COLL_ALGO_NVLS : COLL_ALGO_NVLS_TREE);
+    }
     info->algo = run->opts.algo == COLL_ALGO_HIER ? "hier" : nccl_model_algo_name(ch.algo);
     info->proto = nccl_model_proto_name(ch.proto);
     info->latency_s = n_calls * ch.latency_s;

@@ -34,8 +34,8 @@ static const char *const gpu_keys[] = {"model",
                                        "hbm_bw_bytes_per_s",
                                        "source",
                                        NULL};
-static const char *const nvlink_keys[] = {"bw_bytes_per_s", "latency_s", "nvswitch", "source",
-                                          NULL};
+static const char *const nvlink_keys[] = {"bw_bytes_per_s", "latency_s", "nvswitch",
+                                          "nvls",           "source",    NULL};
 static const char *const pcie_keys[] = {"gpu_link",      "gpus_per_switch", "nics_per_switch",
                                         "switch_uplink", "source",          NULL};
 static const char *const link_keys[] = {"bw_bytes_per_s", "latency_s", NULL};
@@ -188,6 +188,7 @@ static int read_nvlink(const cJSON *root, JsonAt at, Platform *p, Err *err)
                    need_double(n, "latency_s", s, 0.0, MAX_LATENCY_S, &p->nvlink.latency_s, err) ||
                    jsonfile_require(jsonfile_get_bool(n, "nvswitch", s, &p->has_nvswitch, err),
                                     "nvswitch", s, "true or false", err) ||
+                   jsonfile_get_bool(n, "nvls", s, &p->has_nvls, err) < 0 || /* absent: false */
                    read_source(n, s, err)
                ? -1
                : 0;
@@ -376,6 +377,14 @@ static int check_consistency(const Platform *p, const char *file, Err *err)
                        (unsigned long long)p->pcie.nics_per_switch);
     if (p->gpu.bf16_flops_per_s > 0 && p->gpu.fp16_flops_per_s <= 0)
         return err_set(err, "%s: gpu.fp16_flops_per_s: expected > 0, got 0", file);
+    /* NVLink SHARP is a third-generation NVSwitch's (Hopper and later): NCCL searches no NVLS
+     * graph without an NVSwitch or below compute capability 9.0 (src/graph/search.cc,
+     * ncclTopoCompute). */
+    if (p->has_nvls && (!p->has_nvswitch || p->nccl.arch < PLATFORM_ARCH_HOPPER))
+        return err_set(err,
+                       "%s: nvlink.nvls: expected false unless nvlink.nvswitch is true and "
+                       "nccl.arch is \"hopper\" or \"blackwell\" (NVLink SHARP), got true",
+                       file);
     return 0;
 }
 

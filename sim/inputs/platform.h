@@ -78,6 +78,8 @@ typedef struct Platform {
 
     bool has_nvlink;   /* false: GPUs talk over PCIe through the host */
     bool has_nvswitch; /* all-to-all at full port bandwidth; false: direct links */
+    bool has_nvls;     /* the NVSwitches reduce and multicast (NVLink SHARP, "nvlink.nvls";
+                          false when absent): NCCL's NVLS and NVLSTree algorithms */
     LinkSpec nvlink;   /* per GPU, aggregated over its links */
 
     struct {

@@ -4,33 +4,60 @@
  * Every constant below is NCCL's, from src/graph/tuning.cc at NVIDIA/nccl HEAD
  * (ncclTunerConstantsDefaults, ncclTopoTuneModel, ncclTopoGetAlgoTime), in NCCL's units:
  * latencies in microseconds, bandwidths in GB/s (1e9 bytes/s). Indices follow NCCL's: tables
- * by algorithm are [tree, ring, pat] here (NCCL's NCCL_ALGO_TREE, _RING, _PAT), by protocol
- * [LL, LL128, Simple], by GPU generation [Volta, Ampere, Hopper, Blackwell], by node count
- * [1 node, 2 nodes, more].
+ * by algorithm are [tree, ring, pat, nvls, nvls_tree] here (NCCL's NCCL_ALGO_TREE, _RING, _PAT,
+ * _NVLS, _NVLS_TREE; CollNet's rows are left out), by protocol [LL, LL128, Simple], by GPU
+ * generation [Volta, Ampere, Hopper, Blackwell], by node count [1 node, 2 nodes, more]. The
+ * NVLS graph's channels and bandwidths are those of NCCL's topology search (src/graph/search.cc,
+ * ncclTopoCompute and ncclTopoSearchTryNvls, with its speed arrays).
  */
 #include "nccl_model.h"
 
 #include <assert.h>
 #include <math.h>
+#include <stddef.h>
 
 #define US 1e-6  /* NCCL's latency unit */
 #define GBPS 1e9 /* NCCL's bandwidth unit */
 
 enum { HW_NVLINK, HW_PCI, HW_NET, N_HW };
 
-/* tuning.cc baseLatencies: Tree, Ring, PAT rows (LL, LL128, Simple). */
+/* tuning.cc baseLatencies: Tree, Ring, PAT, NVLS, NVLSTree rows (LL, LL128, Simple). */
 static const double base_lat_us[NCCL_N_ALGOS][NCCL_N_PROTOS] = {
     {6.8, 14.0, 8.4}, /* Tree */
     {6.6, 14.0, 8.4}, /* Ring */
     {8.0, 8.0, 8.0},  /* PAT */
+    {0, 0, 0},        /* NVLS */
+    {0, 0, 0},        /* NVLSTree */
 };
 
 /* tuning.cc hwLatencies [NVLINK, PCI, NET][algorithm][protocol]. */
 static const double hw_lat_us[N_HW][NCCL_N_ALGOS][NCCL_N_PROTOS] = {
-    {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 4.0}},   /* NVLink */
-    {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 4.0}},    /* PCI */
-    {{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0, 0, 14.0}}, /* NET */
+    {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 4.0}, {0, 0, 25}, {0, 0, 25}},     /* NVLink */
+    {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 4.0}, {0, 0, 0}, {0, 0, 0}},        /* PCI */
+    {{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0, 0, 14.0}, {0, 0, 18}, {0, 0, 20.9}}, /* NET */
 };
+
+/* tuning.cc nvlsEfficiency [generation]: the share of the NVLS graph's bandwidth that the
+ * switch's reductions deliver (none before Hopper). */
+static const double nvls_efficiency[PLATFORM_N_ARCHS] = {0.0, 0.0, 0.85, 0.74};
+/* tuning.cc perChMaxNVLSTreeBws [generation][nodes]. */
+static const double per_ch_nvls_tree_bw[PLATFORM_N_ARCHS][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 80.0}};
+
+/* search.cc sm90SpeedArrayIntra/Inter and sm100SpeedArrayIntra/Inter: the per-channel
+ * bandwidths (GB/s) the topology search tries, fastest first, on one node and across nodes. */
+static const double sm90_speed_intra[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0,
+                                          15.0, 12.0, 11.0, 6.0,  3.0};
+static const double sm90_speed_inter[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
+                                          15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+static const double sm100_speed_intra[] = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0,
+                                           40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
+static const double sm100_speed_inter[] = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0,
+                                           30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0,
+                                           6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+/* device.h NCCL_MAX_NVLS_ARITY: the most heads (channels) of an NVLS graph. */
+#define NVLS_MAX_ARITY 32
 
 /* tuning.cc llMaxBws [row][nodes]: rows are the GPU generation on one node, and the CPU vendor
  * (0 Intel, 1 AMD) across nodes. */
@@ -44,13 +71,15 @@ static const double per_ch_tree_ll128_bw[PLATFORM_N_ARCHS][3] = {
 static const double per_ch_tree_bw[PLATFORM_N_ARCHS][3] = {
     {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
 
-/* tuning.cc treeCorrectionFactor [protocol][log2(bytes / 64)], 64 B to 256 MB. */
-static const double tree_correction[NCCL_N_PROTOS][23] = {
-    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
-     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
-    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
-     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
-    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
+/* tuning.cc treeCorrectionFactor [protocol][log2(bytes / 64)], 64 B to 512 MB (the tree reads
+ * the first 23 entries, NVLSTree all 24). */
+static const double tree_correction[NCCL_N_PROTOS][24] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6,  .5,
+     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6,  .6,
+     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
+     .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9},
 };
 
 /* NCCL's log2i: floor(log2(n)), -1 for 0. */
@@ -67,6 +96,51 @@ static int log2i(double n)
 static double min2(double a, double b)
 {
     return a < b ? a : b;
+}
+
+/* The NVLS graph NCCL's search finds (search.cc ncclTopoCompute, pattern NVLS). NCCL builds one
+ * only with an NVSwitch on sm90 or later (here: nvlink.nvls) and at least two GPUs per node
+ * (transport/nvls.cc ncclNvlsInit). Its channels are heads: on one node every GPU
+ * (minChannels = maxChannels = min(NCCL_MAX_NVLS_ARITY, GPUs)), across nodes every NIC with
+ * its own local GPU (ncclTopoSearchRecNet). In each channel every GPU moves the channel's
+ * bandwidth to and from the switch and its head twice that (ncclTopoSearchTryNvls: mult 2 for
+ * d == g), so with k channels a GPU's NVLink carries (k + 1) x bwIntra each way: bwIntra is
+ * the fastest speed of the array for which that fits (across nodes also within the NIC and
+ * its PCIe path, which carry bwInter). Pass 2 then raises bwInter alone, one speed at a time,
+ * while it is below 2 x bwIntra and the NIC path allows it (on one node nothing limits it). */
+static void nvls_graph(const Platform *p, uint32_t ppn, uint32_t n_nodes, NcclComm *out)
+{
+    out->has_nvls = false;
+    out->nvls_channels = 0;
+    out->nvls_bw_intra_bytes_per_s = out->nvls_bw_inter_bytes_per_s = 0.0;
+    if (!p->has_nvls || !p->has_nvlink || ppn < 2)
+        return;
+    const bool is_sm100 = p->nccl.arch >= PLATFORM_ARCH_BLACKWELL;
+    const double *speed = n_nodes <= 1 ? (is_sm100 ? sm100_speed_intra : sm90_speed_intra)
+                                       : (is_sm100 ? sm100_speed_inter : sm90_speed_inter);
+    const size_t n_speeds = n_nodes <= 1
+                                ? (is_sm100 ? N_OF(sm100_speed_intra) : N_OF(sm90_speed_intra))
+                                : (is_sm100 ? N_OF(sm100_speed_inter) : N_OF(sm90_speed_inter));
+    uint32_t k = ppn < NVLS_MAX_ARITY ? ppn : NVLS_MAX_ARITY;
+    double net_gbps = INFINITY;
+    if (n_nodes > 1) {
+        if (p->nic.per_node < k)
+            k = (uint32_t)p->nic.per_node;
+        net_gbps = min2(p->nic.link.bw_bytes_per_s, p->pcie.gpu_link.bw_bytes_per_s) / GBPS;
+    }
+    if (k < 2) /* tuning.cc: "NVLS/NVLStree needs at least 2 channels" */
+        return;
+    const double nvlink_gbps = p->nvlink.bw_bytes_per_s / GBPS;
+    size_t i = 0;
+    while (i + 1 < n_speeds && ((k + 1) * speed[i] > nvlink_gbps || speed[i] > net_gbps))
+        i++;
+    const double intra = speed[i];
+    while (i > 0 && speed[i] < 2 * intra && speed[i - 1] <= net_gbps)
+        i--;
+    out->has_nvls = true;
+    out->nvls_channels = k;
+    out->nvls_bw_intra_bytes_per_s = intra * GBPS;
+    out->nvls_bw_inter_bytes_per_s = speed[i] * GBPS;
 }
 
 void nccl_model_comm(const Platform *p, uint32_t n_ranks, uint32_t n_nodes, NcclComm *out)
@@ -98,6 +172,7 @@ void nccl_model_comm(const Platform *p, uint32_t n_ranks, uint32_t n_nodes, Nccl
     bool nic_near = p->pcie.nics_per_switch > 0;
     bool intra_ok = p->has_nvlink || ppn <= 1.0;
     out->has_ll128 = intra_ok && (n_nodes <= 1 || nic_near);
+    nvls_graph(p, (uint32_t)(ppn + 0.5), n_nodes > 0 ? n_nodes : 1, out);
 }
 
 /* NCCL's network post overhead (getNetOverhead): 1 us on Intel hosts, 2 us on AMD. */
@@ -130,6 +205,20 @@ static bool is_candidate(const NcclComm *c, NcclFunc f, NcclAlgo a, NcclProto p)
         if (p != NCCL_PROTO_SIMPLE || c->n_nodes != c->n_ranks)
             return false;
     }
+    if (a == NCCL_ALGO_NVLS || a == NCCL_ALGO_NVLS_TREE) {
+        /* Simple only (tuning.cc); an NVLS graph (nvlsSupport); NVLS on one node (across nodes
+         * it needs CollNet) for all-reduce, all-gather and reduce-scatter, the latter two with
+         * at most NCCL_MAX_NVLS_ARITY local ranks (enqueue.cc updateCollCostTable); NVLSTree
+         * across nodes for all-reduce (tuning.cc: disabled on a single node) */
+        if (p != NCCL_PROTO_SIMPLE || !c->has_nvls)
+            return false;
+        if (a == NCCL_ALGO_NVLS)
+            return c->n_nodes <= 1 &&
+                   (f == NCCL_FUNC_ALL_REDUCE ||
+                    ((f == NCCL_FUNC_ALL_GATHER || f == NCCL_FUNC_REDUCE_SCATTER) &&
+                     c->n_ranks <= NVLS_MAX_ARITY));
+        return c->n_nodes > 1 && f == NCCL_FUNC_ALL_REDUCE;
+    }
     if (p == NCCL_PROTO_LL128 && !c->has_ll128)
         return false;
     return true;
@@ -154,6 +243,22 @@ void nccl_model_tune(const NcclComm *c, NcclFunc f, NcclCost out[NCCL_N_ALGOS][N
             /* tuning.cc: bw = nNodes <= 2 ? bwIntra : bwInter; busBw = nChannels x bw */
             double bw = (n_nodes <= 2 ? c->bw_intra_bytes_per_s : c->bw_inter_bytes_per_s) / GBPS;
             double bus = n_ch * bw;
+            if (a == NCCL_ALGO_NVLS || a == NCCL_ALGO_NVLS_TREE) {
+                /* tuning.cc: the NVLS busBW per channel, bwIntra x nvlsEfficiency x (nCh-1)/nCh,
+                 * doubled for an all-reduce (it pipelines two operations), else x (ppn-1)/ppn;
+                 * the graph's bwInter (doubled for NVLSTree on 2 nodes); NVLSTree capped at
+                 * perChMaxNVLSTreeBw; times the NVLS graph's channels */
+                const double nvls_ch = (double)c->nvls_channels;
+                double intra = c->nvls_bw_intra_bytes_per_s / GBPS * nvls_efficiency[arch] *
+                               (nvls_ch - 1) / nvls_ch;
+                intra *= f == NCCL_FUNC_ALL_REDUCE ? 2.0 : (ppn - 1) / ppn;
+                double inter = c->nvls_bw_inter_bytes_per_s / GBPS *
+                               (n_nodes <= 2 && a == NCCL_ALGO_NVLS_TREE ? 2.0 : 1.0);
+                bw = min2(intra, inter);
+                if (a == NCCL_ALGO_NVLS_TREE)
+                    bw = min2(bw, per_ch_nvls_tree_bw[arch][index2]);
+                bus = nvls_ch * bw;
+            }
             if (a == NCCL_ALGO_RING && p == NCCL_PROTO_LL)
                 bus = min2(ll_max, bus * 0.5); /* LL: 8 data bytes per 16-byte line */
             if (a == NCCL_ALGO_RING && p == NCCL_PROTO_LL128) /* 120 data bytes per 128 */
@@ -167,9 +272,12 @@ void nccl_model_tune(const NcclComm *c, NcclFunc f, NcclCost out[NCCL_N_ALGOS][N
                            n_ch * per_ch_tree_ll128_bw[arch][index2]);
             if (a == NCCL_ALGO_PAT)
                 bus *= 0.75;
-            /* bus bandwidth to algorithm bandwidth: rings nRanks / nsteps, trees 1/2; PAT's
-             * all-gather and reduce-scatter keep the bus figure */
-            if (a == NCCL_ALGO_RING)
+            /* bus bandwidth to algorithm bandwidth: rings, NVLS and NVLSTree nRanks / nsteps,
+             * trees 1/2; every non-ring all-gather and reduce-scatter (PAT, NVLS) keeps the
+             * bus figure */
+            const bool is_ag_rs = f == NCCL_FUNC_ALL_GATHER || f == NCCL_FUNC_REDUCE_SCATTER;
+            if (a == NCCL_ALGO_RING ||
+                (!is_ag_rs && (a == NCCL_ALGO_NVLS || a == NCCL_ALGO_NVLS_TREE)))
                 bus *= (double)n_ranks / nsteps;
             else if (a == NCCL_ALGO_TREE)
                 bus *= 0.5;
@@ -200,6 +308,11 @@ void nccl_model_tune(const NcclComm *c, NcclFunc f, NcclCost out[NCCL_N_ALGOS][N
                 }
             } else if (a == NCCL_ALGO_TREE) {
                 lat += 2 * ((ppn - 1) * intra_lat + log2i(n_nodes) * inter_lat);
+            } else if (a == NCCL_ALGO_NVLS) {
+                /* the switch's hop replaces the base latency (tuning.cc assigns, not adds) */
+                lat = intra_lat + (n_nodes > 1 ? inter_lat : 0.0);
+            } else if (a == NCCL_ALGO_NVLS_TREE) {
+                lat += intra_lat + 2 * log2i(n_nodes) * inter_lat;
             } else { /* PAT */
                 lat += log2i(n_nodes) * (inter_lat / 3.5) + n_ranks * 2.8;
             }
@@ -218,6 +331,10 @@ double nccl_model_time_s(const NcclComm *c, NcclFunc f, NcclAlgo algo, NcclProto
         return -1.0;
     int log_size = log2i(floor(bytes / 64.0));
     if (algo == NCCL_ALGO_TREE && f == NCCL_FUNC_ALL_REDUCE && log_size >= 0 && log_size < 23)
+        bw *= tree_correction[proto][log_size];
+    /* NVLSTree's correction, on Blackwell with x86 hosts (both of zerosim's CPU vendors) */
+    if (algo == NCCL_ALGO_NVLS_TREE && f == NCCL_FUNC_ALL_REDUCE && log_size >= 0 &&
+        log_size < 24 && c->arch >= PLATFORM_ARCH_BLACKWELL)
         bw *= tree_correction[proto][log_size];
     /* the ring's plateau: multi-node Simple all-reduces with >= 64 B per channel and rank */
     if (algo == NCCL_ALGO_RING && proto == NCCL_PROTO_SIMPLE && c->n_nodes > 1 &&
@@ -251,7 +368,7 @@ NcclChoice nccl_model_choose(const NcclComm *c, NcclFunc f, double bytes, bool f
 
 const char *nccl_model_algo_name(NcclAlgo algo)
 {
-    static const char *const names[] = {"tree", "ring", "pat"};
+    static const char *const names[] = {"tree", "ring", "pat", "nvls", "nvls_tree"};
     return names[algo];
 }
 

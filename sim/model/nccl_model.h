@@ -8,9 +8,13 @@
  * type (NVLink, PCIe, network), and a bandwidth = channels x per-channel bandwidth, scaled by
  * the protocol's payload share (LL carries 8 data bytes per 16, LL128 120 per 128) and capped
  * per channel and protocol; NCCL runs the pair with the smallest latency + bytes / bandwidth.
- * NVLS, NVLSTree and CollNet need NVLink SHARP or switch offload that zerosim's platforms do
- * not describe: they are not candidates. Pure arithmetic: the engine asks it once per
- * collective and keeps the flows of the bandwidth part in SimGrid, where they contend.
+ * Where the platform's NVSwitches have NVLink SHARP (nvlink.nvls: HGX/DGX H100 and later),
+ * NVLS (the switch reduces and multicasts inside one node: all-reduce, all-gather,
+ * reduce-scatter) and NVLSTree (NVLS inside each node, a tree between nodes: all-reduce) are
+ * candidates too, Simple only, on the NVLS graph that NCCL's search builds (its channels and
+ * per-channel bandwidths, src/graph/search.cc). CollNet (network switch offload) is not
+ * modelled. Pure arithmetic: the engine asks it once per collective and keeps the flows of the
+ * bandwidth part in SimGrid, where they contend.
  */
 #ifndef ZEROSIM_MODEL_NCCL_MODEL_H
 #define ZEROSIM_MODEL_NCCL_MODEL_H
@@ -20,7 +24,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef enum NcclAlgo { NCCL_ALGO_TREE, NCCL_ALGO_RING, NCCL_ALGO_PAT, NCCL_N_ALGOS } NcclAlgo;
+typedef enum NcclAlgo {
+    NCCL_ALGO_TREE,
+    NCCL_ALGO_RING,
+    NCCL_ALGO_PAT,
+    NCCL_ALGO_NVLS,
+    NCCL_ALGO_NVLS_TREE,
+    NCCL_N_ALGOS
+} NcclAlgo;
 typedef enum NcclProto {
     NCCL_PROTO_LL,
     NCCL_PROTO_LL128,
@@ -46,6 +57,12 @@ typedef struct NcclComm {
     bool has_ll128;              /* LL128 enabled on these paths (tuning.cc's protoEnable) */
     double bw_intra_bytes_per_s; /* per channel, inside a node */
     double bw_inter_bytes_per_s; /* per channel, across nodes */
+    /* The NVLS graph (src/graph/search.cc, pattern NVLS); has_nvls false when NCCL has none
+     * (no NVLink SHARP, one GPU per node, fewer than 2 channels). */
+    bool has_nvls;
+    uint32_t nvls_channels;           /* its heads: every GPU on one node, else every NIC */
+    double nvls_bw_intra_bytes_per_s; /* per channel: GPU <-> NVSwitch (graph bwIntra) */
+    double nvls_bw_inter_bytes_per_s; /* per channel: the graph's bwInter */
 } NcclComm;
 
 /* One (algorithm, protocol) as the tuner sees it; bw 0 when NCCL would not run it. */

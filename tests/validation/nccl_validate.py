@@ -8,7 +8,7 @@
 Each point runs the shipped platform (or a platform file of the repository, for a machine
 no shipped platform describes) resized to the point's GPUs, at the point's nccl-tests
 size, with NCCL's own choice of algorithm and protocol unless the source restricted it
-(NCCL_ALGO=RING becomes --algo ring). The error is (zerosim - published) / published on the
+(NCCL_ALGO=RING becomes --algo ring, NCCL_ALGO=NVLSTree --algo nvls_tree). The error is (zerosim - published) / published on the
 published quantity (bus bandwidth, or time for small messages). The bound is 5% for large
 messages (1 GiB and above) and 15% otherwise; the table says which points are within it.
 Only the table between the BEGIN/END markers is generated; the prose is written by hand.
@@ -89,8 +89,9 @@ def plot(zerosim, out_dir):
     curves = [("dgx-a100-80g", 8, "all_reduce", None), ("dgx-a100-80g", 16, "all_reduce", None),
               ("dgx-a100-80g", 64, "all_reduce", None), ("dgx-a100-80g", 1024, "all_gather", None),
               ("dgx-a100-80g", 16, "all_reduce", "ring"),
-              ("dgx-h100", 8, "all_reduce", None), ("dgx-h100", 8, "all_gather", None),
-              ("dgx-h100", 16, "all_reduce", "ring")]
+              ("dgx-h100", 8, "all_reduce", None), ("dgx-h100", 8, "all_reduce", "ring"),
+              ("dgx-h100", 8, "all_gather", None), ("dgx-h100", 16, "all_reduce", None),
+              ("dgx-h100", 16, "all_reduce", "ring"), ("dgx-h100", 16, "all_reduce", "nvls_tree")]
     os.makedirs(out_dir, exist_ok=True)
     for platform in ("dgx-a100-80g", "dgx-h100"):
         fig, (bw, tm) = plt.subplots(1, 2, figsize=(11, 4.4))
@@ -98,7 +99,7 @@ def plot(zerosim, out_dir):
             if pf != platform:
                 continue
             rs = run(zerosim, pf, gpus, op, 8, 16 << 30, algo)
-            label = "%s, %d GPUs%s" % (op, gpus, ", NCCL_ALGO=ring" if algo else "")
+            label = "%s, %d GPUs%s" % (op, gpus, ", NCCL_ALGO=%s" % algo if algo else "")
             line, = bw.plot([r["bytes"] for r in rs],
                             [r["busbw_bytes_per_s"] / 1e9 for r in rs], label=label)
             tm.plot([r["bytes"] for r in rs], [r["time_s"] * 1e6 for r in rs],
