@@ -116,6 +116,20 @@ static void test_kernels_attention_at_throughput(void **state)
     assert_rel(kernels_attention_s(&g, 1e12), 1e12 / 50e12, 1e-12);
 }
 
+/* c10d's list copies (DeepSpeed before 0.6), on the toy GPU (1e12 B/s, 5 us a launch): a 1 GB
+ * all-gather on 8 ranks streams 3 GB (copies in and out, the zero-fill) = 3 ms, above 9
+ * launches; a 1 MB one on 1,536 ranks is the host's 1,537 launches = 7.685 ms, its
+ * reduce-scatter 1,536 = 7.68 ms; one rank copies nothing. */
+static void test_kernels_c10d_list_copies_by_hand(void **state)
+{
+    (void)state;
+    KernelGpu g = toy_gpu();
+    assert_rel(kernels_c10d_list_copies_s(&g, true, 1e9, 8), 3e-3, 1e-12);
+    assert_rel(kernels_c10d_list_copies_s(&g, true, 1e6, 1536), 1537 * 5e-6, 1e-12);
+    assert_rel(kernels_c10d_list_copies_s(&g, false, 1e6, 1536), 1536 * 5e-6, 1e-12);
+    assert_true(kernels_c10d_list_copies_s(&g, true, 1e9, 1) == 0.0);
+}
+
 /* 1000 kernels of 1 ms in all: the GPU's 1 ms; 1000 launches of 5 us are 5 ms: the host's. */
 static void test_kernels_pass_launch_floor(void **state)
 {
@@ -280,6 +294,7 @@ int main(void)
         cmocka_unit_test(test_kernels_memory_at_bandwidth),
         cmocka_unit_test(test_kernels_attention_at_throughput),
         cmocka_unit_test(test_kernels_pass_launch_floor),
+        cmocka_unit_test(test_kernels_c10d_list_copies_by_hand),
         cmocka_unit_test(test_kernels_layer_mpt_by_hand),
         cmocka_unit_test(test_kernels_layer_unfused_attention),
         cmocka_unit_test(test_kernels_layer_llama_family),

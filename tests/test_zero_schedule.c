@@ -17,6 +17,7 @@
 
 #include "model/params.h"
 #include "model/zero3_walk.h"
+#include "model/kernels.h"
 
 #include "engine/engine.h"
 #include "isolated.h"
@@ -572,6 +573,18 @@ static int calls_of(const Graph *g, const char *label, uint32_t *calls)
     return n;
 }
 
+/* Rank 0's first collective labelled `label`. */
+static const Collective *collective_of(const Graph *g, const char *label)
+{
+    const Op *ops = graph_ops(g);
+    uint32_t want = graph_find_label(g, label);
+    for (uint32_t i = 0; i < graph_n_ops(g); i++)
+        if (ops[i].rank == 0 && ops[i].kind == OP_COLLECTIVE && ops[i].label == want)
+            return &graph_collectives(g)[ops[i].ref];
+    fail_msg("no collective labelled %s", label);
+    return NULL;
+}
+
 static const char *const z3_text =
     "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
     " \"zero_optimization\": {\"stage\": 3}}";
@@ -638,6 +651,20 @@ static void test_zero_schedule_zero3_first_step_and_old_releases(void **state)
     g = build_only(no_persistence, 1, ZERO3_GEN_PER_PARAMETER);
     assert_int_equal(calls_of(g, "gather fwd L1", calls), 1);
     assert_int_equal(calls[0], 9); /* 7 weights and the 2 norms, no biases in Llama */
+    /* each of those calls copies c10d's per-rank list (kernels_c10d_list_copies_s) */
+    const Collective *c = collective_of(g, "gather fwd L1");
+    Platform p;
+    Err err = {0};
+    assert_int_equal(platform_load(&p, "dgx-a100-80g", ZEROSIM_SOURCE_DIR, &err), 0);
+    KernelGpu gpu;
+    kernels_gpu(&p, PRECISION_BF16, &gpu);
+    assert_true(c->overhead_s > 0);
+    assert_true(fabs(c->overhead_s - 9 * kernels_c10d_list_copies_s(&gpu, true, c->bytes / 9, 8)) <
+                1e-15);
+    graph_destroy(g);
+    /* current DeepSpeed's coalesced all-gathers take a flat buffer: no copies */
+    g = build_only(z3_text, 1, ZERO3_GEN_PER_SUBMODULE);
+    assert_true(collective_of(g, "gather fwd L1")->overhead_s == 0.0);
     graph_destroy(g);
 }
 

@@ -430,6 +430,7 @@ static void run_collective(Run *run, OpId id)
         wait = run->out->coll_info[op->ref].latency_s - paid +
                (bound_s > flows_s ? bound_s - flows_s : 0.0);
     }
+    wait += c->overhead_s; /* the framework's work around the calls (graph.h) */
     if (wait > 0)
         sg_actor_sleep_for(wait);
 }

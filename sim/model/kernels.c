@@ -91,6 +91,17 @@ double kernels_memory_s(const KernelGpu *g, double bytes)
     return bytes > 0 ? bytes / g->memory_bytes_per_s : 0.0;
 }
 
+double kernels_c10d_list_copies_s(const KernelGpu *g, bool is_gather, double bytes,
+                                  double n_ranks)
+{
+    if (bytes <= 0 || n_ranks < 2)
+        return 0.0;
+    /* each byte read and written once by the copies, written once more by the zero-fill */
+    KernelPass pass = {.memory_s = kernels_memory_s(g, (is_gather ? 3.0 : 2.0) * bytes),
+                       .n_kernels = n_ranks + (is_gather ? 1.0 : 0.0)};
+    return kernels_pass_s(g, &pass);
+}
+
 double kernels_attention_s(const KernelGpu *g, double flops)
 {
     return flops > 0 ? flops / g->attention_flops_per_s : 0.0;

@@ -67,6 +67,16 @@ double kernels_gemm_s(const KernelGpu *g, double batch, double m, double n, doub
 /* A streaming kernel that reads and writes `bytes` in all. */
 double kernels_memory_s(const KernelGpu *g, double bytes);
 
+/* PyTorch c10d's list API, as DeepSpeed before 0.6 called it for each parameter: an
+ * all-gather into (or a reduce-scatter from) a list of one tensor per rank runs NCCL on a flat
+ * buffer and copies it out to (or in from) the n_ranks tensors, one copy_ each
+ * (ProcessGroupNCCL::allgather's post-hook, reduce_scatter's flatten_for_scatter_gather), and
+ * DeepSpeed's all-gather zero-fills its output first (partition_parameters.py
+ * _allgather_param, torch.zeros). Time of that pass for one call of `bytes` (the full
+ * buffer): its streaming bytes, or the host's n_ranks launches when those take longer. */
+double kernels_c10d_list_copies_s(const KernelGpu *g, bool is_gather, double bytes,
+                                  double n_ranks);
+
 /* FlashAttention forward over `flops` (the causal-masked count). */
 double kernels_attention_s(const KernelGpu *g, double flops);
 

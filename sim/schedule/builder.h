@@ -66,6 +66,8 @@ typedef struct Builder {
                                     once (model/zero3_walk.h), with the computing module's
                                     gradients in backward; 0 where the unit is held whole */
     bool is_tracing;          /* DeepSpeed's first step records the module order: no prefetch */
+    bool is_list_api;         /* DeepSpeed ZeRO-3 before 0.6: per-parameter all-gathers and
+                                 reduce-scatters on c10d's per-rank lists (kernels.h) */
     OpId *ops;                /* one op per rank from the last collective_set() */
     OpId *scratch;            /* graph_collective's output, in group order */
     OpId *last_compute;       /* per rank: last op on the compute stream, or GRAPH_NO_OP */

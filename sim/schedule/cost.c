@@ -11,6 +11,7 @@ void cost_step(const ModelConfig *cfg, const ModelParams *params, const RunSetup
     const double rate = platform_peak_flops_per_s(p, train->precision) * p->gpu.gemm_efficiency;
     KernelGpu gpu;
     kernels_gpu(p, train->precision, &gpu);
+    out->gpu = gpu;
     kernels_layer(cfg, setup, &gpu, &out->kernels);
     const LayerKernels *k = &out->kernels;
     out->gpu_flops_per_s = rate;

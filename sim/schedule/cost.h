@@ -35,6 +35,7 @@ typedef struct StepCost {
     double moe_layer_bwd;
     double moe_layer_recompute;
     LayerKernels kernels;       /* the passes the above come from, in seconds */
+    KernelGpu gpu;              /* the kernel model's GPU, for work outside the layers */
 } StepCost;
 
 /* Costs for one micro-batch of setup on platform p. */

@@ -228,6 +228,12 @@ void graph_collective_set_calls(Graph *g, uint32_t instance, uint32_t n_calls)
     g->collectives.items[instance].n_calls = n_calls;
 }
 
+void graph_collective_set_overhead(Graph *g, uint32_t instance, double seconds)
+{
+    assert(!g->is_final && instance < g->collectives.n && seconds >= 0);
+    g->collectives.items[instance].overhead_s = seconds;
+}
+
 OpId graph_alloc(Graph *g, uint32_t rank, StreamKind stream, MemSpace space, MemCategory category,
                  double bytes, uint32_t *out_buffer)
 {

@@ -116,6 +116,8 @@ typedef struct Collective {
     uint32_t n_logical; /* members it stands for (symmetric mode); 0: its group's size */
     uint32_t n_calls;   /* NCCL calls it stands for, back to back on its stream, each of
                            bytes / n_calls (ZeRO-3's per-submodule fetches); 0 or 1: one */
+    double overhead_s;  /* time each member spends on the calls beyond NCCL's: the framework's
+                           work around them (DeepSpeed < 0.6's c10d list copies); 0: none */
 } Collective;
 
 typedef struct Graph Graph;
@@ -151,6 +153,10 @@ void graph_collective_set_logical(Graph *g, uint32_t instance, uint32_t n_logica
  * (the engine charges each call's latency): a framework that launches one NCCL call per
  * submodule or parameter, kept as one op so the event count does not grow with them. */
 void graph_collective_set_calls(Graph *g, uint32_t instance, uint32_t n_calls);
+
+/* Adds `seconds` of work each member of collective `instance` does beyond the NCCL calls
+ * (copies the framework makes around them), after its flows. */
+void graph_collective_set_overhead(Graph *g, uint32_t instance, double seconds);
 
 /* A buffer: ALLOC now on (rank, stream); graph_free() later releases it. Returns the ALLOC op;
  * *out_buffer identifies the buffer. */

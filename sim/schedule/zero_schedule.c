@@ -82,6 +82,15 @@ static void collective_set(Builder *b, const GroupSet *set, CollectiveKind kind,
             graph_collective_set_logical(b->g, instance, set->n_logical);
         if (n_calls > 1)
             graph_collective_set_calls(b->g, instance, n_calls);
+        if (b->is_list_api && set == &b->shards &&
+            (kind == COLL_ALL_GATHER || kind == COLL_REDUCE_SCATTER)) {
+            /* DeepSpeed before 0.6: each call on c10d's list of one tensor per rank */
+            const double calls = n_calls > 1 ? (double)n_calls : 1.0;
+            graph_collective_set_overhead(
+                b->g, instance,
+                calls * kernels_c10d_list_copies_s(&b->cost.gpu, kind == COLL_ALL_GATHER,
+                                                   bytes / calls, (double)b->n_shard));
+        }
         for (uint32_t i = 0; i < n; i++)
             b->ops[members[i]] = member_ops[i];
     }
@@ -200,6 +209,10 @@ static void param_bucket(Builder *b, double elems)
 {
     if (elems <= 0)
         return;
+    if (b->is_list_api) { /* before 0.6: one reduce-scatter per parameter */
+        b->bucket_calls++;
+        return;
+    }
     if (b->bucket_fill > 0 && b->bucket_fill + elems > (double)b->z->reduce_bucket_size) {
         b->bucket_calls++;
         b->bucket_fill = 0;
@@ -1001,6 +1014,8 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
     activations_bytes(model, setup, &b.act);
     cost_step(model, &b.params, setup, train, p, &b.cost);
     split_units(&b);
+    b.is_list_api = b.z->stage == 3 && !b.is_textbook && opts->fsdp == FSDP_NONE &&
+                    opts->zero3_generation == ZERO3_GEN_PER_PARAMETER;
     fetch_plan(&b);
     labels(&b);
     make_groups(&b, p);
