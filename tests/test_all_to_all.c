@@ -15,18 +15,10 @@
 
 #include "engine/all_to_all.h"
 
+#include "fixtures.h"
+
 #include <math.h>
 #include <string.h>
-
-static Platform nodes_of(uint64_t gpus_per_node, uint64_t n_nodes)
-{
-    Platform p;
-    memset(&p, 0, sizeof p);
-    p.gpus_per_node = gpus_per_node;
-    p.n_nodes = n_nodes;
-    p.pcie.gpus_per_switch = 1;
-    return p;
-}
 
 static double sent(const CollPlan *plan)
 {
@@ -42,7 +34,7 @@ static double sent(const CollPlan *plan)
 static void test_all_to_all_one_node(void **state)
 {
     (void)state;
-    Platform p = nodes_of(8, 1);
+    Platform p = fixture_nodes(8, 1);
     uint32_t m[8];
     for (uint32_t i = 0; i < 8; i++)
         m[i] = i;
@@ -62,7 +54,7 @@ static void test_all_to_all_one_node(void **state)
 static void test_all_to_all_across_nodes(void **state)
 {
     (void)state;
-    Platform p = nodes_of(8, 4);
+    Platform p = fixture_nodes(8, 4);
     uint32_t m[32];
     for (uint32_t i = 0; i < 32; i++)
         m[i] = i;
@@ -86,7 +78,7 @@ static void test_all_to_all_across_nodes(void **state)
 static void test_all_to_all_symmetric(void **state)
 {
     (void)state;
-    Platform p = nodes_of(8, 2);
+    Platform p = fixture_nodes(8, 2);
     uint32_t m[16];
     for (uint32_t i = 0; i < 16; i++)
         m[i] = i;

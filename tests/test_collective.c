@@ -16,31 +16,17 @@
 
 #include "engine/collective.h"
 
+#include "fixtures.h"
+
 #include <math.h>
 #include <string.h>
-
-static Platform nodes_of(uint64_t gpus_per_node, uint64_t n_nodes)
-{
-    Platform p;
-    memset(&p, 0, sizeof p);
-    p.gpus_per_node = gpus_per_node;
-    p.n_nodes = n_nodes;
-    p.pcie.gpus_per_switch = 1;
-    return p;
-}
-
-static void members_of(uint32_t *m, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++)
-        m[i] = i;
-}
 
 static void test_collective_plan_flat_ring_volumes(void **state)
 {
     (void)state;
-    Platform p = nodes_of(8, 1);
+    Platform p = fixture_nodes(8, 1);
     uint32_t m[8];
-    members_of(m, 8);
+    fixture_members(m, 8);
     CollPlan plan;
     collective_plan(&p, COLL_ALL_REDUCE, COLL_ALGO_RING, false, m, 8, 8, 3, 1e9, 0, &plan);
     assert_int_equal(plan.n_phases, 1);
@@ -59,9 +45,9 @@ static void test_collective_plan_flat_ring_volumes(void **state)
 static void test_collective_plan_channelised_ring_uses_every_rail(void **state)
 {
     (void)state;
-    Platform p = nodes_of(8, 4);
+    Platform p = fixture_nodes(8, 4);
     uint32_t m[32];
-    members_of(m, 32);
+    fixture_members(m, 32);
     assert_true(collective_is_node_aligned(&p, m, 32));
     CollPlan plan;
     collective_plan(&p, COLL_REDUCE_SCATTER, COLL_ALGO_RING, true, m, 32, 32, 10, 1e9, 0,
@@ -82,9 +68,9 @@ static void test_collective_plan_channelised_ring_uses_every_rail(void **state)
 static void test_collective_plan_tree_and_auto(void **state)
 {
     (void)state;
-    Platform p = nodes_of(8, 16);
+    Platform p = fixture_nodes(8, 16);
     uint32_t m[128];
-    members_of(m, 128);
+    fixture_members(m, 128);
     CollPlan tree, hier;
     collective_plan(&p, COLL_ALL_REDUCE, COLL_ALGO_TREE, true, m, 128, 128, 9, 1e8, 0, &tree);
     collective_plan(&p, COLL_ALL_REDUCE, COLL_ALGO_HIER, true, m, 128, 128, 9, 1e8, 0, &hier);
@@ -108,9 +94,9 @@ static void test_collective_plan_tree_and_auto(void **state)
 static void test_collective_plan_logical_ring(void **state)
 {
     (void)state;
-    Platform p = nodes_of(8, 2);
+    Platform p = fixture_nodes(8, 2);
     uint32_t m[16];
-    members_of(m, 16);
+    fixture_members(m, 16);
     CollPlan plan;
     collective_plan(&p, COLL_ALL_GATHER, COLL_ALGO_RING, true, m, 16, 512, 0, 1e9, 0, &plan);
     double volume = 511.0 / 512.0 * 1e9;

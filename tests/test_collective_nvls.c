@@ -23,24 +23,10 @@
 
 #include "engine/collective.h"
 
+#include "fixtures.h"
+
 #include <math.h>
 #include <string.h>
-
-static Platform nodes_of(uint64_t gpus_per_node, uint64_t n_nodes)
-{
-    Platform p;
-    memset(&p, 0, sizeof p);
-    p.gpus_per_node = gpus_per_node;
-    p.n_nodes = n_nodes;
-    p.pcie.gpus_per_switch = 1;
-    return p;
-}
-
-static void members_of(uint32_t *m, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++)
-        m[i] = i;
-}
 
 static void assert_bytes(double got, double want)
 {
@@ -51,9 +37,9 @@ static void assert_bytes(double got, double want)
 static void test_collective_plan_nvls_one_node(void **state)
 {
     (void)state;
-    Platform p = nodes_of(8, 1);
+    Platform p = fixture_nodes(8, 1);
     uint32_t m[8];
-    members_of(m, 8);
+    fixture_members(m, 8);
     CollPlan plan;
     collective_plan(&p, COLL_ALL_REDUCE, COLL_ALGO_NVLS, false, m, 8, 8, 7, 8e6, 0, &plan);
     assert_int_equal(plan.n_phases, 1);
@@ -73,9 +59,9 @@ static void test_collective_plan_nvls_one_node(void **state)
 static void test_collective_plan_nvls_tree_whole_nodes(void **state)
 {
     (void)state;
-    Platform p = nodes_of(8, 2);
+    Platform p = fixture_nodes(8, 2);
     uint32_t m[16];
-    members_of(m, 16);
+    fixture_members(m, 16);
     CollPlan plan;
     collective_plan(&p, COLL_ALL_REDUCE, COLL_ALGO_NVLS_TREE, true, m, 16, 16, 10, 8e6, 0, &plan);
     assert_int_equal(plan.n_phases, 2);
@@ -99,11 +85,11 @@ static void test_collective_plan_nvls_tree_whole_nodes(void **state)
 static void test_collective_has_nvls_shape(void **state)
 {
     (void)state;
-    Platform p = nodes_of(8, 4);
+    Platform p = fixture_nodes(8, 4);
     const uint32_t same_node[] = {8, 9, 12, 15};
     const uint32_t across[] = {0, 8, 16, 24};
     uint32_t whole[16];
-    members_of(whole, 16);
+    fixture_members(whole, 16);
     assert_true(collective_has_nvls_shape(&p, same_node, 4, false));
     assert_false(collective_has_nvls_shape(&p, across, 4, false));
     assert_false(collective_has_nvls_shape(&p, same_node, 1, false));
