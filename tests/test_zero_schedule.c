@@ -668,6 +668,63 @@ static void test_zero_schedule_zero3_first_step_and_old_releases(void **state)
     graph_destroy(g);
 }
 
+/* A reduce_bucket_size of 0 (valid: DeepSpeedZeroConfig ge=0) or 1 still reduces each
+ * parameter in a bucket of its own: stage 0's buckets after backward are at least the
+ * largest module, so the step has ceil(Psi / largest) of them (it looped forever on 0, and
+ * made Psi one-element buckets on 1: fuzz_pipeline's timeout, tests/fuzz/regressions). */
+static void test_zero_schedule_tiny_reduce_bucket_is_one_parameter(void **state)
+{
+    (void)state;
+    const char *texts[2] = {
+        "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+        " \"zero_optimization\": {\"stage\": 0, \"reduce_bucket_size\": 0}}",
+        "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+        " \"zero_optimization\": {\"stage\": 0, \"reduce_bucket_size\": 1}}"};
+    for (int k = 0; k < 2; k++) {
+        Graph *g = build_only(texts[k], 1, ZERO3_GEN_PER_SUBMODULE);
+        uint32_t n = 0, want = graph_find_label(g, "grad bucket");
+        const Op *ops = graph_ops(g);
+        for (uint32_t i = 0; i < graph_n_ops(g); i++)
+            n += ops[i].rank == 0 && ops[i].kind == OP_COLLECTIVE && ops[i].label == want;
+        /* the tiny Llama's parameters, in buckets of its largest module */
+        Err err = {0};
+        ModelConfig model;
+        assert_int_equal(
+            model_config_parse(&model, "tiny.json", model_text, strlen(model_text), &err), 0);
+        ModelParams p;
+        params_count(&model, &p);
+        model_config_fini(&model);
+        assert_int_equal(n, (uint32_t)ceil((double)p.total / (double)p.largest_module));
+        graph_destroy(g);
+    }
+}
+
+/* ZeRO-Infinity's optimizer steps sub-group by sub-group, and DeepSpeed's sub-groups hold
+ * whole parameter partitions: a sub_group_size of 1 makes one sub-group per parameter tensor
+ * (at most params_n_tensors), not one per element. */
+static void test_zero_schedule_nvme_sub_groups_are_whole_tensors(void **state)
+{
+    (void)state;
+    Graph *g = build_only(
+        "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+        " \"zero_optimization\": {\"stage\": 3, \"sub_group_size\": 1,"
+        " \"offload_optimizer\": {\"device\": \"nvme\", \"nvme_path\": \"/x\"}}}",
+        1, ZERO3_GEN_PER_SUBMODULE);
+    uint32_t n = 0, want = graph_find_label(g, "optimizer states from nvme");
+    const Op *ops = graph_ops(g);
+    for (uint32_t i = 0; i < graph_n_ops(g); i++)
+        n += ops[i].rank == 0 && ops[i].label == want;
+    Err err = {0};
+    ModelConfig model;
+    assert_int_equal(model_config_parse(&model, "tiny.json", model_text, strlen(model_text), &err),
+                     0);
+    ModelParams p;
+    params_count(&model, &p);
+    assert_true(n >= 2 && n <= params_n_tensors(&p, model.n_layers));
+    model_config_fini(&model);
+    graph_destroy(g);
+}
+
 /* DeepSpeed reduces a bucket as soon as the next parameter's gradient would overflow it, so
  * with reduce_bucket_size 1.5e6 each 1M and 4M weight of the tiny Llama ends a bucket: the
  * middle layers' op stands for 7 calls (up, gate, post-norm, v, k, q end one each, the rest
@@ -791,6 +848,8 @@ int main(void)
         cmocka_unit_test(test_zero_schedule_zero3_gathers_per_submodule),
         cmocka_unit_test(test_zero_schedule_zero3_first_step_and_old_releases),
         cmocka_unit_test(test_zero_schedule_grad_buckets_count_deepspeed_calls),
+        cmocka_unit_test(test_zero_schedule_tiny_reduce_bucket_is_one_parameter),
+        cmocka_unit_test(test_zero_schedule_nvme_sub_groups_are_whole_tensors),
         cmocka_unit_test(test_zero_schedule_moe_graph),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -192,6 +192,16 @@ void params_count(const ModelConfig *cfg, ModelParams *out)
     out->largest_module = largest;
 }
 
+uint64_t params_n_tensors(const ModelParams *p, uint64_t n_layers)
+{
+    /* per layer: each module's weight and bias; each MoE module's copies; then the token
+     * and position embeddings, their norm, the final norm's weight and bias, the head */
+    uint64_t moe = 0;
+    for (size_t i = 0; i < p->n_moe_modules; i++)
+        moe += 2 * (p->moe[i].is_expert ? p->n_experts : 1);
+    return n_layers * (2 * p->n_layer_modules + moe) + 6;
+}
+
 uint64_t params_persistent(const ModelParams *p, uint64_t n_layers, uint64_t threshold)
 {
     uint64_t per_layer = 0;

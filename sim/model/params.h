@@ -73,6 +73,12 @@ uint64_t params_layer(const ModelParams *p, const ModelConfig *cfg, uint64_t lay
 /* Counts the parameters of cfg. */
 void params_count(const ModelConfig *cfg, ModelParams *out);
 
+/* Parameter tensors of the model (each module's weight and bias, the embeddings, the final
+ * norm's vectors and the output projection), an upper bound where a module's weight and bias
+ * are counted even when absent: what a framework that groups whole tensors (ZeRO-3's
+ * sub-groups) can have at most. */
+uint64_t params_n_tensors(const ModelParams *p, uint64_t n_layers);
+
 /* Elements held in tensors of at most `threshold` elements (ZeRO-3 keeps these resident on
  * every GPU: DeepSpeed's stage3_param_persistence_threshold, compared with <= in
  * partition_parameters.py; 0 keeps nothing resident). */

@@ -78,7 +78,13 @@ static OpId host_step(Builder *b, uint32_t r, uint32_t adam_label)
         return step;
     }
     /* NVMe: read each sub-group's fp32 states and gradients, update, write the states back. */
-    const double sub = (double)b->z->sub_group_size < part ? (double)b->z->sub_group_size : part;
+    /* DeepSpeed's sub-groups hold whole parameter partitions (stage3.py
+     * _create_fp16_sub_groups), so a sub_group_size below one tensor still makes at most one
+     * sub-group per parameter tensor */
+    double sub = (double)b->z->sub_group_size < part ? (double)b->z->sub_group_size : part;
+    const double most = (double)params_n_tensors(&b->params, b->model->n_layers);
+    if ((part + sub - 1) / sub > most)
+        sub = part / most;
     const uint32_t n_sub = (uint32_t)((part + sub - 1) / sub);
     const double state_bytes = b->mem.optimizer_bytes;
     const uint32_t read_label = graph_label(b->g, "optimizer states from nvme");

@@ -606,6 +606,10 @@ static void reduce_after_backward(Builder *b, const MicroBatch *m)
     }
     double total = b->bucket_elems;
     double limit = b->is_textbook ? total : (double)b->z->reduce_bucket_size;
+    /* a bucket holds at least one parameter: one larger than reduce_bucket_size (or any,
+     * with 0) is reduced alone (stage_1_and_2.py reduce_independent_p_g_buckets_and_remove_grads) */
+    if (limit < (double)b->params.largest_module)
+        limit = (double)b->params.largest_module;
     b->bucket_elems = 0;
     while (total > 0) {
         double part = total < limit ? total : limit;
