@@ -9,7 +9,9 @@
  * unbounded prefetch of one unit, HYBRID_SHARD the same sharded inside each node with the
  * gradient shards all-reduced across nodes (DeepSpeed's MiCS with a node-sized shard group),
  * SHARD_GRAD_OP keeps units gathered from forward to backward, NO_SHARD all-reduces each unit's
- * gradients during backward. Batch and precision keys of the ds_config still apply.
+ * gradients during backward. Batch and precision keys of the ds_config still apply, and
+ * MixedPrecision.param_dtype (fsdp_apply_param_dtype) decides the bytes of the gathered units
+ * and whether autocast casts them at each use (docs/SCHEDULES.md).
  */
 #ifndef ZEROSIM_SCHEDULE_FSDP_H
 #define ZEROSIM_SCHEDULE_FSDP_H
