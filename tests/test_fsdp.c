@@ -16,6 +16,7 @@
 
 #include "schedule/fsdp.h"
 
+#include <math.h>
 #include <string.h>
 
 /* Stage 1 without overlap or reduce-scatter (FULL_SHARD and SHARD_GRAD_OP change the stage). */
@@ -218,6 +219,165 @@ static void test_fsdp_parse_refuses_none_and_unknown(void **state)
     }
 }
 
+/* MixedPrecision.param_dtype: the training's bf16 changes nothing but the recorded default;
+ * fp32 gathers 4 bytes per parameter, and without communication_data_type reduces in fp32
+ * (FlatParamHandle._init_param_reduce_dtypes: reduce_dtype falls back to the parameter's);
+ * a config's communication_data_type is FSDP's reduce_dtype and stays. */
+static void test_fsdp_apply_param_dtype(void **state)
+{
+    (void)state;
+    TrainConfig train;
+    load(&train, BASE_CONFIG);
+    ScheduleOptions opts = {0};
+    Err err = {0};
+    assert_int_equal(fsdp_apply(FSDP_FULL_SHARD, true, 8, &train, &opts, &err), 0);
+    assert_int_equal(fsdp_apply_param_dtype(PRECISION_BF16, &train, &opts, &err), 0);
+    assert_int_equal(opts.fsdp_param_bytes, 2);
+    assert_int_equal(train.comm_grad_bytes, 0);
+    assert_false(fsdp_has_autocast_casts(&opts, &train));
+    assert_string_equal(last_default(&train), "FSDP MixedPrecision param_dtype bf16: parameters "
+                                              "gathered and used in the training precision");
+    assert_int_equal(fsdp_apply_param_dtype(PRECISION_FP32, &train, &opts, &err), 0);
+    assert_int_equal(opts.fsdp_param_bytes, 4);
+    assert_int_equal(train.comm_grad_bytes, 4);
+    assert_true(fsdp_has_autocast_casts(&opts, &train));
+    assert_string_equal(last_default(&train),
+                        "FSDP MixedPrecision param_dtype fp32: fp32 units gathered (4 bytes per "
+                        "parameter), cast to bf16 by autocast at each use, reduce_dtype fp32 "
+                        "(the parameter dtype)");
+    ds_config_fini(&train);
+
+    static const char REDUCE_BF16[] = "{\"train_micro_batch_size_per_gpu\": 2,"
+                                      " \"bf16\": {\"enabled\": true},"
+                                      " \"communication_data_type\": \"bf16\","
+                                      " \"zero_optimization\": {\"stage\": 3}}";
+    load(&train, REDUCE_BF16);
+    opts = (ScheduleOptions){0};
+    assert_int_equal(fsdp_apply(FSDP_FULL_SHARD, true, 8, &train, &opts, &err), 0);
+    assert_int_equal(fsdp_apply_param_dtype(PRECISION_FP32, &train, &opts, &err), 0);
+    assert_int_equal(train.comm_grad_bytes, 2);
+    assert_string_equal(last_default(&train),
+                        "FSDP MixedPrecision param_dtype fp32: fp32 units gathered (4 bytes per "
+                        "parameter), cast to bf16 by autocast at each use, reduce_dtype 16-bit "
+                        "(communication_data_type)");
+    ds_config_fini(&train);
+}
+
+/* A 16-bit param_dtype other than the training precision is refused, naming both. */
+static void test_fsdp_apply_param_dtype_refuses_other_half(void **state)
+{
+    (void)state;
+    TrainConfig train;
+    load(&train, BASE_CONFIG);
+    ScheduleOptions opts = {0};
+    Err err = {0};
+    assert_int_equal(fsdp_apply(FSDP_FULL_SHARD, true, 8, &train, &opts, &err), 0);
+    assert_int_equal(fsdp_apply_param_dtype(PRECISION_FP16, &train, &opts, &err), -1);
+    assert_string_equal(err.msg, "base.json: bf16.enabled: expected --fsdp-param-dtype fp32 or "
+                                 "the config's training precision (bf16), got fp16");
+    assert_int_equal(opts.fsdp_param_bytes, 0);
+    ds_config_fini(&train);
+}
+
+/* The casts join the layer's passes: on a GPU whose engine unit is one second (rate 1) and a
+ * layer of no other kernels, the forward, the full recomputation and the backward each take
+ * the toy MPT layer's four casts of 19,660,800 elements x 6 B at 1e12 B/s = 117.9648 us
+ * (above 4 launches of 5 us), the head's 1,638,400 x 6 B = 9.8304 us; selective
+ * recomputation (the attention core, no weights) keeps its time. */
+static void test_fsdp_cost_autocast_by_hand(void **state)
+{
+    (void)state;
+    ModelConfig cfg = {.family = MODEL_FAMILY_MPT,
+                       .hidden = 1280,
+                       .n_layers = 1,
+                       .n_heads = 10,
+                       .n_kv_heads = 10,
+                       .head_dim = 128,
+                       .ffn_hidden = 5120,
+                       .vocab = 1280,
+                       .n_layer_norms = 2,
+                       .has_final_norm = true,
+                       .is_qkv_fused = true,
+                       .is_tied = true};
+    ModelParams p;
+    params_count(&cfg, &p);
+    StepCost cost = {.gpu_flops_per_s = 1.0,
+                     .gpu = {.matmul_flops_per_s = 100e12,
+                             .memory_bytes_per_s = 1e12,
+                             .attention_flops_per_s = 50e12,
+                             .sm_count = 100,
+                             .launch_s = 5e-6},
+                     .layer_recompute = 7.0};
+    RunSetup s = {.seq_len = 1280, .micro_batch = 1, .act_bytes = 2,
+                  .recompute = RECOMPUTE_SELECTIVE};
+    fsdp_cost_autocast(&p, &s, &cost);
+    assert_true(fabs(cost.layer_fwd - 117.9648e-6) < 1e-15);
+    assert_true(fabs(cost.layer_bwd - 117.9648e-6) < 1e-15);
+    assert_true(fabs(cost.head_fwd - 9.8304e-6) < 1e-15);
+    assert_true(fabs(cost.head_bwd - 9.8304e-6) < 1e-15);
+    assert_true(cost.layer_recompute == 7.0);
+    s.recompute = RECOMPUTE_FULL;
+    fsdp_cost_autocast(&p, &s, &cost);
+    assert_true(fabs(cost.layer_recompute - 117.9648e-6) < 1e-15);
+}
+
+/* The schedule of a 2-layer GPT-2 (h 64, 4 heads, f 256, V 100, 32 positions, tied) under
+ * FULL_SHARD on 8 GPUs, bf16 against fp32 parameters: every all-gather moves twice the bytes,
+ * the reduce-scatters too (reduce_dtype follows the fp32 parameters), and the activations
+ * each layer keeps grow by its saved 16-bit weight casts: c_attn 64 x 192 + 192, c_proj
+ * 64 x 64 + 64, c_fc 64 x 256 + 256, mlp c_proj 256 x 64 + 64 = 49,728 elements x 2 B per
+ * layer, and the tied 100 x 64 logits weight's 6,400 x 2 B with the last layer:
+ * 2 x 99,456 + 12,800 = 211,712 B more on each of the 8 ranks. */
+static void test_fsdp_param_dtype_schedule_bytes(void **state)
+{
+    (void)state;
+    static const char MODEL[] = "{\"model_type\": \"gpt2\", \"n_embd\": 64, \"n_layer\": 2, "
+                                "\"n_head\": 4, \"vocab_size\": 100, \"n_positions\": 32}";
+    static const char DS[] = "{\"train_micro_batch_size_per_gpu\": 1,"
+                             " \"bf16\": {\"enabled\": true},"
+                             " \"zero_optimization\": {\"stage\": 3}}";
+    double gather[2] = {0}, reduce[2] = {0}, acts[2] = {0};
+    for (int k = 0; k < 2; k++) {
+        ModelConfig model;
+        TrainConfig train;
+        Platform p;
+        Err err = {0};
+        assert_int_equal(model_config_parse(&model, "tiny.json", MODEL, strlen(MODEL), &err), 0);
+        load(&train, DS);
+        assert_int_equal(platform_load(&p, "dgx-a100-80g", ZEROSIM_SOURCE_DIR, &err), 0);
+        assert_int_equal(platform_resize(&p, 8, 0, &err), 0);
+        ScheduleOptions opts = {.variant = SCHEDULE_DEEPSPEED, .n_steps = 1,
+                                .has_activations = true};
+        assert_int_equal(fsdp_apply(FSDP_FULL_SHARD, true, 8, &train, &opts, &err), 0);
+        assert_int_equal(
+            fsdp_apply_param_dtype(k ? PRECISION_FP32 : PRECISION_BF16, &train, &opts, &err), 0);
+        RunSetup setup = {.seq_len = 32, .micro_batch = 1, .grad_accum = 1, .global_batch = 8,
+                          .n_gpus = 8, .recompute = RECOMPUTE_NONE, .is_flash_attention = true,
+                          .act_bytes = 2};
+        Graph *g = zero_schedule_build(&model, &train, &p, &setup, &opts, &err);
+        if (g == NULL)
+            fail_msg("%s", err.msg);
+        const Collective *c = graph_collectives(g);
+        for (uint32_t i = 0; i < graph_n_collectives(g); i++) {
+            gather[k] += c[i].kind == COLL_ALL_GATHER ? c[i].bytes : 0.0;
+            reduce[k] += c[i].kind == COLL_REDUCE_SCATTER ? c[i].bytes : 0.0;
+        }
+        for (uint32_t i = 0; i < graph_n_buffers(g); i++) {
+            MemSpace space;
+            MemCategory category;
+            double bytes = graph_buffer_bytes(g, i, &space, &category);
+            acts[k] += space == MEM_GPU && category == MEM_ACTIVATIONS ? bytes : 0.0;
+        }
+        graph_destroy(g);
+        ds_config_fini(&train);
+        model_config_fini(&model);
+    }
+    assert_true(gather[0] > 0 && reduce[0] > 0);
+    assert_true(fabs(gather[1] - 2 * gather[0]) < 1e-6);
+    assert_true(fabs(reduce[1] - 2 * reduce[0]) < 1e-6);
+    assert_true(fabs(acts[1] - acts[0] - 8 * 211712.0) < 1e-6);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -228,6 +388,10 @@ int main(void)
         cmocka_unit_test(test_fsdp_apply_refuses_offload),
         cmocka_unit_test(test_fsdp_parse_name_round_trip),
         cmocka_unit_test(test_fsdp_parse_refuses_none_and_unknown),
+        cmocka_unit_test(test_fsdp_apply_param_dtype),
+        cmocka_unit_test(test_fsdp_apply_param_dtype_refuses_other_half),
+        cmocka_unit_test(test_fsdp_cost_autocast_by_hand),
+        cmocka_unit_test(test_fsdp_param_dtype_schedule_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -282,6 +282,47 @@ static void test_kernels_layer_llama_family(void **state)
     assert_true(b.recompute_op.n_kernels == b.fwd.n_kernels - 4 - 1);
 }
 
+/* Autocast's casts of FSDP's fp32 parameters on the toy MPT layer of the test above (fused
+ * QKV h x 3h, out h x h, up h x f, down f x h, no biases; tied V x h embedding): each of the
+ * four weights is one kernel reading 4 and writing 2 bytes per element, 6 bytes in all:
+ * (3 h^2 + h^2 + 2 h f) = 19,660,800 elements x 6 B / 1e12 B/s = 117.9648 us, above the
+ * 4 x 5 us of launches; the logits weight 1280 x 1280 = 1,638,400 x 6 B = 9.8304 us. The
+ * backward's casts back (2 -> 4) move the same bytes. */
+static void test_kernels_weight_casts_by_hand(void **state)
+{
+    (void)state;
+    KernelGpu g = toy_gpu();
+    ModelConfig cfg = {.family = MODEL_FAMILY_MPT,
+                       .hidden = 1280,
+                       .n_layers = 1,
+                       .n_heads = 10,
+                       .n_kv_heads = 10,
+                       .head_dim = 128,
+                       .ffn_hidden = 5120,
+                       .vocab = 1280,
+                       .n_layer_norms = 2,
+                       .has_final_norm = true,
+                       .is_qkv_fused = true,
+                       .is_tied = true};
+    ModelParams p;
+    params_count(&cfg, &p);
+    double layer, head;
+    kernels_weight_cast_elems(&p, &layer, &head);
+    assert_true(layer == 19660800.0);
+    assert_true(head == 1638400.0);
+    KernelPass fwd, fwd_head, bwd, bwd_head;
+    kernels_weight_casts(&p, &g, 4, 2, &fwd, &fwd_head);
+    assert_rel(fwd.memory_s, 117.9648e-6, 1e-12);
+    assert_true(fwd.n_kernels == 4);
+    assert_true(fwd.gemm_s == 0.0 && fwd.attention_s == 0.0);
+    assert_rel(kernels_pass_s(&g, &fwd), 117.9648e-6, 1e-12);
+    assert_rel(fwd_head.memory_s, 9.8304e-6, 1e-12);
+    assert_true(fwd_head.n_kernels == 1);
+    kernels_weight_casts(&p, &g, 2, 4, &bwd, &bwd_head);
+    assert_rel(bwd.memory_s, fwd.memory_s, 1e-12);
+    assert_rel(bwd_head.memory_s, fwd_head.memory_s, 1e-12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -298,6 +339,7 @@ int main(void)
         cmocka_unit_test(test_kernels_layer_mpt_by_hand),
         cmocka_unit_test(test_kernels_layer_unfused_attention),
         cmocka_unit_test(test_kernels_layer_llama_family),
+        cmocka_unit_test(test_kernels_weight_casts_by_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -57,6 +57,12 @@ static const char *const help =
     "                   precision keys of the config still apply)\n"
     "  --fsdp-backward-prefetch on|off\n"
     "                   FSDP's BACKWARD_PRE prefetch (default on)\n"
+    "  --fsdp-param-dtype fp32|bf16|fp16\n"
+    "                   FSDP's MixedPrecision.param_dtype (default: the config's 16-bit\n"
+    "                   precision, as llm-foundry's PURE and 2023 DEFAULT modes); fp32\n"
+    "                   (Composer's FULL) gathers fp32 units that autocast casts at every\n"
+    "                   use, and reduces in fp32 unless communication_data_type says\n"
+    "                   otherwise (docs/SCHEDULES.md)\n"
     "  --schedule deepspeed|textbook\n"
     "                   DeepSpeed's schedules (default) or the seed chapter's textbook\n"
     "                   algorithms, for teaching (docs/SCHEDULES.md)\n"
@@ -114,6 +120,7 @@ enum {
     OPT_TRACE_RANKS,
     OPT_FSDP,
     OPT_FSDP_PREFETCH,
+    OPT_FSDP_PARAM_DTYPE,
     OPT_DPU,
     OPT_MODE,
     OPT_CALIBRATION,
@@ -163,6 +170,7 @@ typedef struct RunArgs {
     ScheduleOptions sched;
     EngineOptions eng;
     int fsdp, prefetch, mode;
+    int param_dtype; /* --fsdp-param-dtype (a Precision); -1: the config's precision */
     CliJob job;
     const char *json, *trace, *ranks, *html;
     bool is_trace_stdout;
@@ -188,6 +196,7 @@ static int parse_args(int argc, char **argv, RunArgs *a)
         [OPT_TRACE_RANKS] = {"--trace-ranks", true, NULL},
         [OPT_FSDP] = {"--fsdp", true, NULL},
         [OPT_FSDP_PREFETCH] = {"--fsdp-backward-prefetch", true, NULL},
+        [OPT_FSDP_PARAM_DTYPE] = {"--fsdp-param-dtype", true, NULL},
         [OPT_DPU] = {"--delayed-param-update", false, NULL},
         [OPT_MODE] = {"--mode", true, NULL},
         [OPT_CALIBRATION] = {"--calibration", true, NULL},
@@ -233,10 +242,13 @@ static int parse_args(int argc, char **argv, RunArgs *a)
     int variant = SCHEDULE_DEEPSPEED, algo = COLL_ALGO_AUTO, comm_model = COMM_MODEL_NCCL;
     a->fsdp = FSDP_NONE;
     a->prefetch = 0; /* on */
+    a->param_dtype = -1;
     a->mode = SIM_MODE_AUTO;
     if (cli_choice(cmd, "--fsdp", &choices_fsdp, true, o[OPT_FSDP].value, &a->fsdp) ||
         cli_choice(cmd, "--fsdp-backward-prefetch", &choices_on_off, false,
                    o[OPT_FSDP_PREFETCH].value, &a->prefetch) ||
+        cli_choice(cmd, "--fsdp-param-dtype", &choices_fsdp_param_dtype, false,
+                   o[OPT_FSDP_PARAM_DTYPE].value, &a->param_dtype) ||
         cli_choice(cmd, "--schedule", &choices_schedule, false, o[OPT_SCHEDULE].value,
                    &variant) ||
         cli_choice(cmd, "--mode", &choices_mode, false, o[OPT_MODE].value, &a->mode) ||
@@ -246,6 +258,9 @@ static int parse_args(int argc, char **argv, RunArgs *a)
         cli_deepspeed_version(cmd, o[OPT_DS_VERSION].value, &a->sched.zero3_generation) ||
         cli_job_options(cmd, o[OPT_RING_ORDER].value, o[OPT_STRAGGLER].value, &a->job))
         return EXIT_BAD_USAGE;
+    if (a->param_dtype >= 0 && a->fsdp == FSDP_NONE)
+        return cli_usage_error(cmd, "--fsdp-param-dtype: expected --fsdp STRATEGY with it (it "
+                                    "is FSDP's MixedPrecision), got no --fsdp");
     if (a->job.has_straggler && a->mode == SIM_MODE_SYMMETRIC)
         return cli_usage_error(cmd, "--straggler: expected --mode full or auto (symmetric mode "
                                     "simulates two nodes that stand for all, so none can be "
@@ -371,7 +386,19 @@ int cmd_run(int argc, char **argv)
     if (a.fsdp != FSDP_NONE && fsdp_apply((FsdpStrategy)a.fsdp, a.prefetch == 0,
                                           platform.gpus_per_node, &train, &a.sched, &err))
         goto done;
+    if (a.fsdp != FSDP_NONE &&
+        fsdp_apply_param_dtype(a.param_dtype >= 0 ? (Precision)a.param_dtype : train.precision,
+                               &train, &a.sched, &err))
+        goto done;
+    if (fsdp_has_autocast_casts(&a.sched, &train) && model.moe.n_experts > 0) {
+        err_set(&err, "--fsdp-param-dtype fp32: expected a dense model (the casts of experts' "
+                      "weights are not modelled), got %s with %llu experts",
+                model.name, (unsigned long long)model.moe.n_experts);
+        goto done;
+    }
     a.est_opts.is_fsdp = a.fsdp != FSDP_NONE;
+    a.est_opts.fsdp_param_bytes = a.sched.fsdp_param_bytes;
+    a.est_opts.has_fsdp_autocast_casts = fsdp_has_autocast_casts(&a.sched, &train);
     record_defaults(&a, &model, &train, &setup_defaults);
 
     Estimate est;

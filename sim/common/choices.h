@@ -27,6 +27,8 @@ extern const Choices choices_algo;       /* auto ring hier tree nvls nvls_tree (
 extern const Choices choices_mode;       /* auto full symmetric (SimMode) */
 extern const Choices choices_schedule;   /* deepspeed textbook (ScheduleVariant) */
 extern const Choices choices_fsdp;       /* none FULL_SHARD ... (FsdpStrategy) */
+extern const Choices choices_fsdp_param_dtype; /* fp32 fp16 bf16 (Precision: FSDP's
+                                                   MixedPrecision.param_dtype) */
 extern const Choices choices_recompute;  /* none selective full (Recompute; every:N aside) */
 extern const Choices choices_collective; /* all_reduce ... broadcast, all_to_all (CollectiveKind) */
 extern const Choices choices_on_off;     /* on off (true is 0: "on") */

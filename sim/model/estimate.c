@@ -67,6 +67,21 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
                        model->moe.n_experts == 0 ? " (a dense model has none: give 1)" : "");
     flops_step(model, &out->params, setup, &out->flops);
     activations_bytes(model, setup, &out->act);
+    if (opts->has_fsdp_autocast_casts) {
+        /* fp32 FSDP parameters under 16-bit autocast: autograd keeps each GEMM's cast weight
+         * for its backward (kernels.h kernels_weight_cast_elems), in every layer whose forward
+         * it keeps, the logits weight's with the output layer, and a recomputed layer's
+         * again while its backward runs */
+        double layer, head;
+        kernels_weight_cast_elems(&out->params, &layer, &head);
+        const uint64_t L = model->n_layers;
+        const uint64_t kept = setup->recompute == RECOMPUTE_SELECTIVE_OP ? 0
+                              : setup->recompute == RECOMPUTE_FULL
+                                  ? L - setup_n_checkpointed(setup, L)
+                                  : L;
+        const double casts = ((double)kept + (kept < L ? 1.0 : 0.0)) * layer + head;
+        out->act.peak += (uint64_t)(casts * (double)setup->act_bytes);
+    }
     zero_memory_ep(train, &out->params, model->n_layers, n_gpus, setup->ep_size, &out->mem);
     out->all_to_all_bytes = moe_all_to_all_step_bytes(model, &out->params, setup);
     /* FSDP with MixedPrecision keeps the sharded flat parameter and its reduced gradient in
@@ -86,10 +101,29 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
             unit = out->params.embedding;
         if (out->params.lm_head > unit)
             unit = out->params.lm_head;
-        out->mem.gpu_buffers = 2 * unit * out->mem.param_bytes +
-                               unit * zero_memory_reduce_buffer_bytes(&out->mem);
+        /* gathered in MixedPrecision.param_dtype; the gradient autograd leaves on the flat
+         * parameter is in that dtype too, beside its cast to the reduce dtype when they differ
+         * (_runtime_utils.py _post_backward_hook: flat_param.grad.to(handle._reduce_dtype)) */
+        const uint64_t param_b = opts->fsdp_param_bytes ? opts->fsdp_param_bytes
+                                                        : out->mem.param_bytes;
+        const uint64_t grad_b = opts->has_fsdp_autocast_casts ? 4u : out->mem.grad_bytes;
+        const uint64_t comm_b = out->mem.grad_comm_bytes;
+        out->mem.gpu_buffers =
+            2 * unit * param_b + unit * (grad_b + (comm_b != grad_b ? comm_b : 0));
     }
     comm_volume(train, &out->params, &out->mem, n_gpus, batch.grad_accum, &out->comm);
+    if (opts->is_fsdp && train->zero.stage == 3 && opts->fsdp_param_bytes &&
+        opts->fsdp_param_bytes != out->mem.param_bytes) {
+        /* FSDP's all-gathers move MixedPrecision.param_dtype's bytes */
+        out->comm.all_gather = (uint64_t)((double)out->comm.all_gather * opts->fsdp_param_bytes /
+                                              out->mem.param_bytes +
+                                          0.5);
+        out->comm.total = out->comm.all_reduce + out->comm.all_gather + out->comm.reduce_scatter;
+        out->comm.total_in_psi =
+            out->params.total
+                ? (double)out->comm.total / ((double)out->params.total * out->mem.param_bytes)
+                : 0.0;
+    }
     out->comm.all_to_all = (uint64_t)(out->all_to_all_bytes + 0.5);
     out->paper_model_states_bytes =
         zero_memory_paper_bytes(train->zero.stage, (double)out->params.total, (double)n_gpus);

@@ -35,6 +35,9 @@ typedef struct EstimateOptions {
     bool is_flash_attention;
     double headroom_fraction; /* of GPU memory kept free by the verdict (--headroom) */
     bool is_fsdp;             /* PyTorch FSDP steps its fp32 flat shards in place: no copies */
+    unsigned fsdp_param_bytes;    /* FSDP's MixedPrecision.param_dtype bytes (0: the training
+                                     precision's) */
+    bool has_fsdp_autocast_casts; /* fp32 FSDP parameters cast by 16-bit autocast at each use */
     bool is_flash_attention_v1; /* FlashAttention (v1) rather than FlashAttention-2 */
     bool is_fused_loss;         /* --cross-entropy fused */
     uint64_t ep_size;           /* expert parallelism (--ep-size; 0 or 1: none; model/moe.h) */

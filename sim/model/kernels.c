@@ -102,6 +102,48 @@ double kernels_c10d_list_copies_s(const KernelGpu *g, bool is_gather, double byt
     return kernels_pass_s(g, &pass);
 }
 
+/* One cast kernel of `elems` elements into pass p. */
+static void cast(KernelPass *p, const KernelGpu *g, double elems, double bytes_per_elem)
+{
+    if (elems <= 0)
+        return;
+    p->memory_s += kernels_memory_s(g, elems * bytes_per_elem);
+    p->n_kernels += 1.0;
+}
+
+void kernels_weight_cast_elems(const ModelParams *p, double *out_layer, double *out_head)
+{
+    double layer = 0.0;
+    for (size_t i = 0; i < p->n_layer_modules; i++)
+        if (p->layer[i].is_gemm && !p->layer[i].is_expert)
+            layer += (double)(p->layer[i].weight + p->layer[i].bias);
+    *out_layer = layer;
+    /* the logits GEMM's weight: the output projection, or the tied token embedding */
+    *out_head = p->lm_head > 0 ? (double)p->lm_head : (double)(p->embedding - p->embed_norm);
+}
+
+void kernels_weight_casts(const ModelParams *p, const KernelGpu *g, double from_bytes,
+                          double to_bytes, KernelPass *out_layer, KernelPass *out_head)
+{
+    /* aten/src/ATen/autocast_mode.cpp cached_cast: a cast is cached only when the fp32
+     * argument requires grad, is a leaf and is not a view; FSDP1's FlatParamHandle
+     * _use_unsharded_views makes each parameter a view of the flat parameter, so each use by
+     * F.linear (weight and bias) is an arg.to(16-bit); tools/autograd/derivatives.yaml
+     * _to_copy: its backward casts the gradient back (_to_copy_backward) */
+    *out_layer = (KernelPass){0};
+    *out_head = (KernelPass){0};
+    const double bytes = from_bytes + to_bytes;
+    for (size_t i = 0; i < p->n_layer_modules; i++) {
+        if (!p->layer[i].is_gemm || p->layer[i].is_expert)
+            continue;
+        cast(out_layer, g, (double)p->layer[i].weight, bytes);
+        cast(out_layer, g, (double)p->layer[i].bias, bytes);
+    }
+    double layer, head;
+    kernels_weight_cast_elems(p, &layer, &head);
+    cast(out_head, g, head, bytes);
+}
+
 double kernels_attention_s(const KernelGpu *g, double flops)
 {
     return flops > 0 ? flops / g->attention_flops_per_s : 0.0;

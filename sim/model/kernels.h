@@ -77,6 +77,23 @@ double kernels_memory_s(const KernelGpu *g, double bytes);
 double kernels_c10d_list_copies_s(const KernelGpu *g, bool is_gather, double bytes,
                                   double n_ranks);
 
+/* The casts autocast makes of FSDP's unsharded fp32 parameters (MixedPrecision without a
+ * param_dtype, torch.autocast in 16-bit), one pass over one use of the weights: each GEMM
+ * weight and bias of a layer (out_layer) and the logits weight (out_head: the output
+ * projection, or the tied embedding) is one kernel reading from_bytes and writing to_bytes
+ * per element. A forward (or recomputed) use casts fp32 -> 16-bit (4 -> 2: autocast's
+ * cached_cast caches only leaf tensors, and FSDP1's unsharded parameters are views of its
+ * flat parameter, so every use casts again); backward's _to_copy_backward turns each 16-bit
+ * weight gradient back to fp32 (2 -> 4). Experts' modules are not counted. */
+void kernels_weight_casts(const ModelParams *p, const KernelGpu *g, double from_bytes,
+                          double to_bytes, KernelPass *out_layer, KernelPass *out_head);
+
+/* The elements those casts cover: a layer's GEMM weights and biases, and the logits weight.
+ * Autograd saves each 16-bit copy for the GEMM's backward (derivatives.yaml addmm/mm: the
+ * input gradient is grad x mat2, the cast weight), so a layer whose forward is kept for
+ * backward keeps its casts too. */
+void kernels_weight_cast_elems(const ModelParams *p, double *out_layer, double *out_head);
+
 /* FlashAttention forward over `flops` (the causal-masked count). */
 double kernels_attention_s(const KernelGpu *g, double flops);
 

@@ -5,6 +5,9 @@
 
 #include "../common/choices.h"
 
+_Static_assert(PRECISION_FP32 == 0 && PRECISION_FP16 == 1 && PRECISION_BF16 == 2,
+               "choices_fsdp_param_dtype lists the dtypes in Precision order");
+
 /* The names are common/choices.h's table, in FsdpStrategy order. */
 _Static_assert(FSDP_NONE == 0 && FSDP_FULL_SHARD == 1 && FSDP_SHARD_GRAD_OP == 2 &&
                    FSDP_NO_SHARD == 3 && FSDP_HYBRID_SHARD == 4,
@@ -52,4 +55,72 @@ int fsdp_apply(FsdpStrategy s, bool backward_prefetch, uint64_t gpus_per_node, T
                  backward_prefetch ? "on" : "off",
                  s == FSDP_HYBRID_SHARD ? ", sharded inside each node" : "");
     return 0;
+}
+
+int fsdp_apply_param_dtype(Precision param_dtype, TrainConfig *train, ScheduleOptions *opts,
+                           Err *err)
+{
+    if (param_dtype != PRECISION_FP32 && param_dtype != train->precision)
+        return err_set(err,
+                       "%s: %s: expected --fsdp-param-dtype fp32 or the config's training "
+                       "precision (%s), got %s",
+                       train->file,
+                       train->precision == PRECISION_FP32   ? "fp16/bf16 (neither enabled)"
+                       : train->precision == PRECISION_BF16 ? "bf16.enabled"
+                                                            : "fp16.enabled",
+                       precision_name(train->precision), precision_name(param_dtype));
+    opts->fsdp_param_bytes = param_dtype == PRECISION_FP32 ? 4u : 2u;
+    if (!fsdp_has_autocast_casts(opts, train)) {
+        strlist_addf(&train->defaults_used,
+                     "FSDP MixedPrecision param_dtype %s: parameters gathered and used in the "
+                     "training precision",
+                     precision_name(param_dtype));
+        return 0;
+    }
+    /* _flat_param.py FlatParamHandle._init_param_reduce_dtypes: without a param_dtype the
+     * reduce dtype is MixedPrecision.reduce_dtype or the parameter's own (fp32) */
+    const bool reduce_given = train->comm_grad_bytes != 0;
+    if (!reduce_given)
+        train->comm_grad_bytes = 4;
+    strlist_addf(&train->defaults_used,
+                 "FSDP MixedPrecision param_dtype fp32: fp32 units gathered (4 bytes per "
+                 "parameter), cast to %s by autocast at each use, reduce_dtype %s%s",
+                 precision_name(train->precision), train->comm_grad_bytes == 4 ? "fp32" : "16-bit",
+                 reduce_given ? " (communication_data_type)" : " (the parameter dtype)");
+    return 0;
+}
+
+bool fsdp_has_autocast_casts(const ScheduleOptions *opts, const TrainConfig *train)
+{
+    return opts->fsdp != FSDP_NONE && opts->fsdp_param_bytes == 4 &&
+           train->precision != PRECISION_FP32;
+}
+
+static KernelPass pass_sum(const KernelPass *a, const KernelPass *b)
+{
+    return (KernelPass){.gemm_s = a->gemm_s + b->gemm_s,
+                        .attention_s = a->attention_s + b->attention_s,
+                        .memory_s = a->memory_s + b->memory_s,
+                        .n_kernels = a->n_kernels + b->n_kernels};
+}
+
+void fsdp_cost_autocast(const ModelParams *p, const RunSetup *setup, StepCost *cost)
+{
+    const KernelGpu *g = &cost->gpu;
+    const LayerKernels *k = &cost->kernels;
+    const double rate = cost->gpu_flops_per_s, e = (double)setup->act_bytes;
+    KernelPass layer, head; /* fp32 -> 16-bit and 16-bit -> fp32 move the same bytes */
+    kernels_weight_casts(p, g, 4.0, e, &layer, &head);
+    KernelPass fwd = pass_sum(&k->fwd, &layer), bwd = pass_sum(&k->bwd, &layer);
+    KernelPass head_fwd = pass_sum(&k->head_fwd, &head), head_bwd = pass_sum(&k->head_bwd, &head);
+    cost->layer_fwd = kernels_pass_s(g, &fwd) * rate;
+    cost->layer_bwd = kernels_pass_s(g, &bwd) * rate;
+    cost->head_fwd = kernels_pass_s(g, &head_fwd) * rate;
+    cost->head_bwd = kernels_pass_s(g, &head_bwd) * rate;
+    if (setup->recompute == RECOMPUTE_FULL) {
+        cost->layer_recompute = cost->layer_fwd;
+    } else if (setup->recompute == RECOMPUTE_SELECTIVE_OP) {
+        KernelPass re = pass_sum(&k->recompute_op, &layer);
+        cost->layer_recompute = kernels_pass_s(g, &re) * rate;
+    } /* selective recomputation re-runs the attention core, which has no weights */
 }

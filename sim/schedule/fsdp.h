@@ -9,13 +9,16 @@
  * unbounded prefetch of one unit, HYBRID_SHARD the same sharded inside each node with the
  * gradient shards all-reduced across nodes (DeepSpeed's MiCS with a node-sized shard group),
  * SHARD_GRAD_OP keeps units gathered from forward to backward, NO_SHARD all-reduces each unit's
- * gradients during backward. Batch and precision keys of the ds_config still apply.
+ * gradients during backward. Batch and precision keys of the ds_config still apply, and
+ * MixedPrecision.param_dtype (fsdp_apply_param_dtype) decides the bytes of the gathered units
+ * and whether autocast casts them at each use (docs/SCHEDULES.md).
  */
 #ifndef ZEROSIM_SCHEDULE_FSDP_H
 #define ZEROSIM_SCHEDULE_FSDP_H
 
 #include "../common/err.h"
 #include "../inputs/ds_config.h"
+#include "cost.h"
 #include "zero_schedule.h"
 
 /* Parses "FULL_SHARD", "SHARD_GRAD_OP", "NO_SHARD", "HYBRID_SHARD" (case-insensitive); -1 when
@@ -29,5 +32,25 @@ const char *fsdp_name(FsdpStrategy s);
  * offload, which FSDP's CPUOffload models differently. */
 int fsdp_apply(FsdpStrategy s, bool backward_prefetch, uint64_t gpus_per_node, TrainConfig *train,
                ScheduleOptions *opts, Err *err);
+
+/* FSDP's MixedPrecision.param_dtype for a run in train->precision: the training's 16-bit type
+ * (MixedPrecision(param_dtype=bf16), what llm-foundry's PURE and, from Composer 0.13.2, its
+ * DEFAULT set) changes nothing; fp32 (no param_dtype: Composer's FULL, and DEFAULT before
+ * 0.13.2) gathers and holds fp32 unsharded parameters that torch.autocast casts at each use,
+ * and, unless the config's communication_data_type names a reduce_dtype, reduces the fp32
+ * gradients (FlatParamHandle._init_param_reduce_dtypes: reduce_dtype defaults to the
+ * parameter dtype). Sets opts->fsdp_param_bytes and records the choice in
+ * train->defaults_used. Fails when a 16-bit param_dtype is not the training precision. */
+int fsdp_apply_param_dtype(Precision param_dtype, TrainConfig *train, ScheduleOptions *opts,
+                           Err *err);
+
+/* Whether opts runs FSDP with fp32 parameters under 16-bit autocast (the casts below). */
+bool fsdp_has_autocast_casts(const ScheduleOptions *opts, const TrainConfig *train);
+
+/* Adds autocast's parameter casts to cost's layer and head passes (model/kernels.h
+ * kernels_weight_casts): each forward and each recomputation of a layer whose forward
+ * kernels re-run (full recomputation, and op-level selective, whose policy saves no casts)
+ * casts every GEMM weight fp32 -> 16-bit, each backward casts the weight gradients back. */
+void fsdp_cost_autocast(const ModelParams *p, const RunSetup *setup, StepCost *cost);
 
 #endif

@@ -9,6 +9,7 @@
 #include "zero_schedule.h"
 
 #include "builder.h"
+#include "fsdp.h"
 
 #include "../common/choices.h"
 #include "../model/moe.h"
@@ -459,6 +460,19 @@ static void micro_batch_fini(MicroBatch *m)
     free(m->hist[1]);
 }
 
+/* The 16-bit copies autocast makes of FSDP's fp32 parameters that autograd keeps for a
+ * layer's backward (model/kernels.h kernels_weight_cast_elems), and those of the logits
+ * weight, kept with the last layer (the output layer is never checkpointed); 0 without those
+ * casts. */
+static double cast_bytes(const Builder *b, bool is_head)
+{
+    if (!fsdp_has_autocast_casts(b->opts, b->train))
+        return 0.0;
+    double layer, head;
+    kernels_weight_cast_elems(&b->params, &layer, &head);
+    return (is_head ? head : layer) * (double)b->setup->act_bytes;
+}
+
 /* Layer u's forward kernels and the activations they keep for backward (on the GPU, or the
  * checkpoint copied to the host). */
 static void forward_layer(Builder *b, MicroBatch *m, uint32_t u)
@@ -485,9 +499,14 @@ static void forward_layer(Builder *b, MicroBatch *m, uint32_t u)
                 graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, MEM_ACTIVATIONS,
                             (double)b->act.output_layer, &m->head_buf[r]);
     } else if (m->keep_acts) {
+        /* a layer whose forward autograd keeps holds its weights' casts (a checkpointed or
+         * op-level layer makes them again when recomputed) */
+        const bool keeps_casts = !setup_is_checkpointed(b->setup, u) &&
+                                 b->setup->recompute != RECOMPUTE_SELECTIVE_OP;
         double bytes = (double)(setup_is_checkpointed(b->setup, u) ? b->act.checkpoint_per_layer
                                                                    : b->act.layer_stored) +
-                       (u == L - 1 ? (double)b->act.output_layer : 0.0);
+                       (u == L - 1 ? (double)b->act.output_layer + cast_bytes(b, true) : 0.0) +
+                       (keeps_casts ? cast_bytes(b, false) : 0.0);
         for (uint32_t r = 0; r < n; r++)
             graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, MEM_ACTIVATIONS, bytes,
                         &m->act_buf[(size_t)u * n + r]);
@@ -541,7 +560,8 @@ static void backward_layer(Builder *b, MicroBatch *m, uint32_t u)
          * graph small: they are alive only in backward, which follows at once */
         const double rebuilt = (is_op_level ? (double)(b->act.layer_full - b->act.layer_stored)
                                             : (double)b->act.layer_full) +
-                               (double)b->act.backward_extra;
+                               (double)b->act.backward_extra +
+                               cast_bytes(b, false); /* the recomputed casts */
         work = xmalloc(n * sizeof *work);
         for (uint32_t r = 0; r < n; r++)
             graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, MEM_ACTIVATIONS, rebuilt, &work[r]);
@@ -736,6 +756,10 @@ static void split_units(Builder *b)
     b->unit_params = xmalloc(L * sizeof *b->unit_params);
     b->unit_gathered = xmalloc(L * sizeof *b->unit_gathered);
     b->unit_expert = xcalloc(L, sizeof *b->unit_expert);
+    /* FSDP gathers its flat parameters in MixedPrecision.param_dtype (fsdp.h) */
+    const double gather_bytes = b->opts->fsdp != FSDP_NONE && b->opts->fsdp_param_bytes
+                                    ? (double)b->opts->fsdp_param_bytes
+                                    : (double)b->mem.param_bytes;
     for (uint32_t u = 0; u < L; u++) {
         double own = (double)p->per_layer, gathered = (double)(p->per_layer - persistent_layer);
         if (p->n_experts > 0 && is_moe_layer(b, u)) {
@@ -771,7 +795,7 @@ static void split_units(Builder *b)
                         (double)(p->lm_head > 0 ? p->lm_head : p->embedding);
         }
         b->unit_params[u] = own;
-        b->unit_gathered[u] = gathered * b->mem.param_bytes;
+        b->unit_gathered[u] = gathered * gather_bytes;
     }
 }
 
@@ -1017,6 +1041,8 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
     }
     activations_bytes(model, setup, &b.act);
     cost_step(model, &b.params, setup, train, p, &b.cost);
+    if (fsdp_has_autocast_casts(opts, train))
+        fsdp_cost_autocast(&b.params, setup, &b.cost);
     split_units(&b);
     b.is_list_api = b.z->stage == 3 && !b.is_textbook && opts->fsdp == FSDP_NONE &&
                     opts->zero3_generation == ZERO3_GEN_PER_PARAMETER;

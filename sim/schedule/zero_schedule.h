@@ -72,6 +72,9 @@ typedef struct ScheduleOptions {
     bool delayed_param_update; /* ZeRO-Offload's one-step delayed parameter update */
     FsdpStrategy fsdp;
     bool fsdp_backward_prefetch; /* FSDP's BACKWARD_PRE: gather the next unit during backward */
+    unsigned fsdp_param_bytes;   /* FSDP's MixedPrecision.param_dtype: 4 for fp32 unsharded
+                                    parameters under 16-bit autocast (fsdp.h); 0: the
+                                    training precision's */
     uint32_t n_simulated_ranks;  /* symmetric mode: ranks in the graph, standing for all of
                                     setup->n_gpus (whole nodes); 0: every rank */
     Zero3Generation zero3_generation; /* DeepSpeed's ZeRO-3 fetching (0: current) */
