@@ -200,12 +200,9 @@ static void test_runtime_memory_nccl_version_key(void **state)
         const char *tail;
         int rc;
         uint32_t version;
-    } cases[] = {{", \"version\": \"2.21.5\"}}", 0, 221},
-                 {", \"version\": \"2.18\"}}", 0, 218},
-                 {"}}", 0, PLATFORM_NCCL_VERSION},
-                 {", \"version\": \"3.0\"}}", -1, 0},
-                 {", \"version\": \"2.x\"}}", -1, 0},
-                 {", \"version\": 2.21}}", -1, 0}};
+    } cases[] = {{", \"version\": \"2.21.5\"}}", 0, 221}, {", \"version\": \"2.18\"}}", 0, 218},
+                 {"}}", 0, PLATFORM_NCCL_VERSION},        {", \"version\": \"3.0\"}}", -1, 0},
+                 {", \"version\": \"2.x\"}}", -1, 0},     {", \"version\": 2.21}}", -1, 0}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         Platform p = platform_file("dgx-a100-80g");
         FILE *f = fopen(ZEROSIM_SOURCE_DIR "/platforms/dgx-a100-80g.json", "rb");
