@@ -97,11 +97,13 @@ void runtime_nccl_comm_bytes(const Platform *p, uint32_t n_ranks, uint32_t n_nod
 /* The algorithms a data-parallel communicator of n_ranks over n_nodes connects under z.
  * Before 2.22 NCCL connects ring and tree, and NVLS (2.17+) and NVLSTree (2.18+, across
  * nodes) where the NVLS graph exists, in ncclCommInitRank (init.cc initTransportsRank).
- * From 2.22 (NCCL_RUNTIME_CONNECT=1, lazy connection) an algorithm is connected by the first
- * collective that runs it (enqueue.cc ncclPrepareTasks, group.cc ncclCollPreconnect): those
- * NCCL's tuner (nccl_model_choose) picks for the job's collectives, the stage's bucketed
- * all-reduce, reduce-scatter or all-gather at their 2-byte bucket sizes and the per-step
- * one-element all-reduce of the gradient norm and overflow check. */
+ * From 2.22 (NCCL_RUNTIME_CONNECT=1, lazy connection, where cuMem is supported: a CUDA 12
+ * driver, misc/cudawrap.cc ncclIsCuMemSupported; not with NCCL_CUMEM_ENABLE=0) an algorithm
+ * is connected by the first collective that runs it (enqueue.cc ncclPrepareTasks, group.cc
+ * ncclCollPreconnect): those NCCL's tuner (nccl_model_choose) picks for the job's
+ * collectives, the stage's bucketed all-reduce, reduce-scatter or all-gather at their 2-byte
+ * bucket sizes and the per-step one-element all-reduce of the gradient norm and overflow
+ * check (DeepSpeed get_grad_norm_direct, has_overflow). */
 unsigned runtime_nccl_algos(const Platform *p, const ZeroConfig *z, uint32_t n_ranks,
                             uint32_t n_nodes);
 
