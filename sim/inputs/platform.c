@@ -11,6 +11,7 @@
 #include "jsonfile.h"
 #include "resolve.h"
 
+#include <ctype.h>
 #include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,7 +58,8 @@ static const char *const spine_keys[] = {"oversubscription", "nodes_per_pod",
 static const char *const runtime_keys[] = {"cuda_context_bytes", "cublas_workspace_bytes",
                                            "source", NULL};
 static const char *const topologies[] = {"fat_tree", "rail_optimized", NULL};
-static const char *const nccl_keys[] = {"arch", "cpu_vendor", "channels", "source", NULL};
+static const char *const nccl_keys[] = {"arch",    "cpu_vendor", "channels",
+                                        "version", "source",     NULL};
 static const char *const archs[] = {"volta", "ampere", "hopper", "blackwell", NULL};
 static const char *const cpu_vendors[] = {"intel", "amd", NULL};
 
@@ -341,6 +343,31 @@ static int read_runtime(const cJSON *root, JsonAt at, Platform *p, Err *err)
                : 0;
 }
 
+/* nccl.version: a release "2.M" or "2.M.P" (the patch is read and dropped: what the memory
+ * model uses changed between minor releases), absent: PLATFORM_NCCL_VERSION. */
+static int read_nccl_version(const cJSON *n, JsonAt s, uint32_t *out, Err *err)
+{
+    char text[32] = "";
+    int rc = jsonfile_get_string(n, "version", s, text, sizeof text, err);
+    if (rc < 0)
+        return -1;
+    *out = PLATFORM_NCCL_VERSION;
+    if (rc == 0)
+        return 0;
+    unsigned major = 0, minor = 0, patch = 0;
+    int used = -1, more = -1;
+    int got = sscanf(text, "%u.%u%n.%u%n", &major, &minor, &used, &patch, &more);
+    int end = got == 3 ? more : got == 2 ? used : -1;
+    if (end < 0 || text[end] != '\0' || !isdigit((unsigned char)text[0]) || major != 2 ||
+        minor > 99)
+        return err_set(err,
+                       "%s: nccl.version: expected a release like \"2.21\" or \"2.21.5\", "
+                       "got \"%s\"",
+                       s.file, text);
+    *out = major * 100 + minor;
+    return 0;
+}
+
 /* What NCCL's tuner needs of the machine (engine's collectives, model/nccl_model.c). */
 static int read_nccl(const cJSON *root, JsonAt at, Platform *p, Err *err)
 {
@@ -356,7 +383,7 @@ static int read_nccl(const cJSON *root, JsonAt at, Platform *p, Err *err)
         return -1;
     p->nccl.arch = (PlatformArch)arch;
     p->nccl.cpu_vendor = (PlatformCpuVendor)vendor;
-    return 0;
+    return read_nccl_version(n, s, &p->nccl.version, err);
 }
 
 /* Rules that tie sections together; messages name the key that breaks them. */

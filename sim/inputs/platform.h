@@ -149,8 +149,17 @@ typedef struct Platform {
         PlatformArch arch;
         PlatformCpuVendor cpu_vendor;
         uint64_t channels; /* the channels of NCCL's ring graph on this machine */
+        /* The NCCL release the cluster's software stack runs, major x 100 + minor (2.21 is
+         * 221): what NCCL allocates on the GPU, and when, changed across releases
+         * (model/runtime_memory.h). Optional "version" key; absent, PLATFORM_NCCL_VERSION. */
+        uint32_t version;
     } nccl;
 } Platform;
+
+/* The NCCL release assumed when a platform names none: 2.30, the release whose sources
+ * model/runtime_memory.c was read at (NVIDIA/nccl v2.30.7-1; nothing it models changed
+ * after 2.22). */
+#define PLATFORM_NCCL_VERSION 230u
 
 /* Parses platform JSON text; `file` names it in messages. */
 int platform_parse(Platform *out, const char *file, const char *text, size_t n_bytes, Err *err);
