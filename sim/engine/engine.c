@@ -1,22 +1,16 @@
 /*
- * engine.c - one SimGrid actor per rank running an event loop over the rank's streams (see
- * engine.h).
+ * engine.c - stream actors on SimGrid executing an event graph (see engine.h).
  *
- * A rank's actor starts every op whose stream is free and whose dependencies are done: an
- * execution, a flow, an I/O or a collective member's flows, all asynchronous (activity.h), or
- * a wait of known length (NCCL's latency, an HBM copy) as a deadline of its own; it then waits
- * for whichever of them ends first, and goes on. Dependencies between streams of a rank are
- * counters in the loop; ranks meet only through their collectives' flows, which start when
- * sender and receiver have both posted them (mailboxes, one per (rank, stream kind, phase),
- * as in NCCL). All run state lives in one Run record, each rank's part touched only by its
- * own actor, except the memory tracker's node accounts; SimGrid runs actors one at a time, so
- * nothing needs locking.
+ * SimGrid actors are C functions; each gets its StreamActor through the actor data. All run
+ * state lives in one Run record: per-op remaining dependency counts, per-stream semaphores
+ * and "waiting for" slots. Collective members meet through mailboxes, one per (rank, stream
+ * kind, phase): a flow starts when the sender and its receiver have both arrived, as in NCCL.
+ * SimGrid runs actors one at a time, so this state needs no locking.
  */
 #define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen, clock_gettime */
 
 #include "engine.h"
 
-#include "activity.h"
 #include "capacity.h"
 
 #include "platform_xml.h"
@@ -24,10 +18,13 @@
 #include "../common/xalloc.h"
 
 #include <simgrid/actor.h>
+#include <simgrid/comm.h>
 #include <simgrid/disk.h>
 #include <simgrid/engine.h>
+#include <simgrid/exec.h>
 #include <simgrid/host.h>
 #include <simgrid/mailbox.h>
+#include <simgrid/semaphore.h>
 
 #include <assert.h>
 #include <stdio.h>
@@ -40,30 +37,10 @@
 
 typedef struct Run Run;
 
-/* Where a stream is: the op in flight (at most one: a stream runs its ops in order), what
- * it waits for, and the collective's latency terms once its flows are posted. */
-typedef struct StreamState {
-    OpId op;            /* the op in flight, or GRAPH_NO_OP */
-    uint32_t next;      /* the stream's next op: stream_ops[next] */
-    uint32_t n_pending; /* the op's activities not finished */
-    uint32_t step;      /* stepwise collectives: the step in flight */
-    double deadline_s;  /* SimGrid clock at which the op's wait ends; < 0: none */
-    double posted_s;    /* clock when a collective's flows were posted */
-    double latency_s;   /* its fluid latency: steps x hop latency, over its phases */
-    double paid_s;      /* the part its flows pay themselves (the slowest hop) */
-} StreamState;
-
-/* One rank's actor: its streams (rank_streams[stream_begin .. stream_end)) and the streams
- * whose dependency has just been met, in the order they were met (a ring of n_streams). */
-typedef struct RankLoop {
+typedef struct StreamActor {
     Run *run;
-    uint32_t rank;
-    uint32_t stream_begin, stream_end;
-    uint32_t n_unfinished; /* streams with ops left */
-    uint32_t *ready;       /* the ring, n_streams entries */
-    uint32_t ready_head, n_ready;
-    ActivitySet *set;
-} RankLoop;
+    uint32_t stream;
+} StreamActor;
 
 struct Run {
     const Graph *graph;
@@ -73,18 +50,16 @@ struct Run {
     const OpId *successors;
     const Collective *collectives;
     EngineOptions opts;
-    uint32_t *remaining;    /* per op: unfinished cross-stream dependencies */
-    OpId *waiting;          /* per stream: the op it is held on, or GRAPH_NO_OP */
-    StreamState *state;     /* per stream */
-    uint32_t *rank_streams; /* the streams of rank 0, then of rank 1, ... (stream order) */
-    uint32_t *ready_ring;   /* RankLoop.ready's storage, one entry per stream */
-    RankLoop *loops;        /* per rank */
-    uint8_t *algo;          /* per collective: resolved CollAlgo (the flows' shape) */
-    bool *is_aligned;       /* per collective: its group is whole nodes */
-    double *min_bw_s;       /* per collective: the protocol's bound on the bandwidth part */
-    uint8_t *n_kernels;     /* per rank: collectives running on its GPU (its pstate) */
-    uint32_t n_finished;    /* streams */
-    uint32_t n_done;        /* ops completed, for progress */
+    uint32_t *remaining; /* per op: unfinished cross-stream dependencies */
+    OpId *waiting;       /* per stream: the op its actor is parked on, or GRAPH_NO_OP */
+    sg_sem_t *sems;      /* per stream */
+    uint8_t *algo;       /* per collective: resolved CollAlgo (the flows' shape) */
+    bool *is_aligned;    /* per collective: its group is whole nodes */
+    double *min_bw_s;    /* per collective: the protocol's bound on the bandwidth part */
+    uint8_t *n_kernels;  /* per rank: collectives running on its GPU (its pstate) */
+    StreamActor *actors;
+    uint32_t n_finished;
+    uint32_t n_done; /* ops completed, for progress */
     double t0;
     double wall0; /* host clock at the start, for progress */
     bool is_progress_shown;
@@ -177,10 +152,7 @@ static double now(const Run *run)
     return simgrid_get_clock() - run->t0;
 }
 
-static void queue(RankLoop *l, uint32_t s);
-
-/* Marks op done; a stream held on a successor whose last dependency this was joins its
- * rank's ready ring (dependencies never cross ranks: run_check). */
+/* Marks op done and wakes the actors of successors whose last dependency this was. */
 static void complete(Run *run, OpId id)
 {
     const Op *op = &run->ops[id];
@@ -190,7 +162,7 @@ static void complete(Run *run, OpId id)
             uint32_t stream = run->ops[s].stream;
             if (run->waiting[stream] == s) {
                 run->waiting[stream] = GRAPH_NO_OP;
-                queue(&run->loops[run->ops[s].rank], stream);
+                sg_sem_release(run->sems[stream]);
             }
         }
     }
@@ -209,12 +181,16 @@ static sg_mailbox_t mailbox(uint32_t rank, uint32_t stream_kind, uint32_t slot)
     return engine.mailboxes[index];
 }
 
-/* Posts this member's part of one phase (or one step of it: `fraction` of each flow) for
- * stream s: for each flow a send to its next member and a receive from its previous one. */
-static void post_phase(RankLoop *l, uint32_t s, const Op *op, const CollPhase *ph, uint32_t phase,
-                       double fraction)
+/* Posts this member's part of one phase (or one step of it: `fraction` of each flow): for
+ * each flow a send to its next member and a receive from its previous one, appended to
+ * comms[]. Returns the new count. */
+static size_t post_phase(Run *run, const Op *op, const CollPhase *ph, uint32_t phase,
+                         double fraction, sg_comm_t *comms, size_t n_comms)
 {
-    Run *run = l->run;
+    /* Payloads carry no data, only a simulated size; receives land in one static sink
+     * because SimGrid writes it when the comm completes, after this frame is gone. */
+    static char token;
+    static void *received;
     for (uint32_t f = 0; f < ph->n_flows; f++) {
         const CollFlow *flow = &ph->flow[f];
         double bytes = flow->bytes * fraction;
@@ -222,8 +198,8 @@ static void post_phase(RankLoop *l, uint32_t s, const Op *op, const CollPhase *p
         if (bytes <= 0)
             continue;
         if (flow->send_to != COLLECTIVE_NO_PEER) {
-            activity_put(l->set, mailbox(flow->send_to, op->stream_kind, slot), bytes, s);
-            run->state[s].n_pending++;
+            comms[n_comms++] = sg_mailbox_put_async(mailbox(flow->send_to, op->stream_kind, slot),
+                                                    &token, (long)bytes);
             LinkClass cls = topology_gpu_pair_class(&engine.platform, op->rank, flow->send_to);
             run->out->link_bytes[op->rank][cls] += bytes;
             if (run->out->op_link_bytes != NULL)
@@ -231,11 +207,11 @@ static void post_phase(RankLoop *l, uint32_t s, const Op *op, const CollPhase *p
             run->out->coll_bytes[op->rank][op->sub] += bytes;
             run->out->n_activities++;
         }
-        if (flow->recv_from != COLLECTIVE_NO_PEER) {
-            activity_get(l->set, mailbox(op->rank, op->stream_kind, slot), s);
-            run->state[s].n_pending++;
-        }
+        if (flow->recv_from != COLLECTIVE_NO_PEER)
+            comms[n_comms++] =
+                sg_mailbox_get_async(mailbox(op->rank, op->stream_kind, slot), &received);
     }
+    return n_comms;
 }
 
 /* Every intra-node GPU pair has the same route latency, and every inter-node pair: look them
@@ -361,172 +337,152 @@ static void resolve_collective(Run *run, uint32_t c, uint32_t n, uint32_t n_node
  * gpu.comm_sm_fraction per running collective. On a GPU host that is its pstate: pstate k
  * (platform_xml.h) is that speed with k collectives running, and switching it costs one
  * simcall, where an execution started and cancelled per member cost 14% of the simulation's
- * instructions (docs/PERFORMANCE.md); the step is the same to the microsecond. Collectives
- * run on GPU streams only (run_check). */
-static void kernels_begin(Run *run, const Op *op)
+ * instructions (docs/PERFORMANCE.md); the step is the same to the microsecond. Elsewhere (a
+ * collective on a CPU host's stream) the bounded execution itself; returned, for
+ * kernels_end. */
+static sg_host_t stream_host(const Stream *st);
+
+static sg_exec_t kernels_begin(Run *run, const Op *op)
 {
-    if (engine.platform.gpu.comm_sm_fraction <= 0)
-        return;
+    const double share = engine.platform.gpu.comm_sm_fraction;
+    if (share <= 0)
+        return NULL;
+    sg_host_t gpu = engine.gpus[op->rank];
+    if (stream_host(&run->streams[op->stream]) != gpu) {
+        sg_exec_t k = sg_actor_exec_init(1e300);
+        sg_exec_set_bound(k, share * sg_host_get_pstate_speed(gpu, 0));
+        sg_exec_start(k);
+        return k;
+    }
     uint8_t n = ++run->n_kernels[op->rank];
     assert(n < PLATFORM_XML_GPU_PSTATES);
-    sg_host_set_pstate(engine.gpus[op->rank], n);
+    sg_host_set_pstate(gpu, n);
+    return NULL;
 }
 
-static void kernels_end(Run *run, const Op *op)
+static void kernels_end(Run *run, const Op *op, sg_exec_t exec)
 {
+    if (exec != NULL) {
+        sg_exec_cancel(exec);
+        return;
+    }
     if (engine.platform.gpu.comm_sm_fraction <= 0)
         return;
     assert(run->n_kernels[op->rank] > 0);
     sg_host_set_pstate(engine.gpus[op->rank], --run->n_kernels[op->rank]);
 }
 
-/* Member `op`'s plan in its collective. */
-static void member_plan(const Run *run, const Op *op, OpId id, CollPlan *plan)
+static void run_collective(Run *run, OpId id)
 {
+    const Op *op = &run->ops[id];
     const Collective *c = &run->collectives[op->ref];
     uint32_t n;
     const uint32_t *members = graph_group(run->graph, c->group, &n);
+    if (n < 2)
+        return;
     uint32_t index = id - c->first_op, root_index = 0;
     if (c->kind == COLL_BROADCAST)
         for (uint32_t i = 0; i < n; i++)
             if (members[i] == c->root)
                 root_index = i;
+    CollPlan plan;
     collective_plan(&engine.platform, (CollectiveKind)c->kind, (CollAlgo)run->algo[op->ref],
                     run->is_aligned[op->ref], members, n, c->n_logical, index, c->bytes, root_index,
-                    plan);
-}
-
-/* Stepwise: posts the first step from ss->step on that has flows (step s of every phase that
- * has one, concurrently: the pipeline); the member moves on when all of them are done. */
-static void post_step(RankLoop *l, uint32_t s, const Op *op)
-{
-    StreamState *ss = &l->run->state[s];
-    CollPlan plan;
-    member_plan(l->run, op, ss->op, &plan);
-    uint32_t max_steps = 0;
-    for (uint32_t k = 0; k < plan.n_phases; k++)
-        if (plan.phase[k].steps > max_steps)
-            max_steps = plan.phase[k].steps;
-    for (; ss->step < max_steps && ss->n_pending == 0; ss->step++)
-        for (uint32_t k = 0; k < plan.n_phases; k++)
-            if (ss->step < plan.phase[k].steps)
-                post_phase(l, s, op, &plan.phase[k], k, 1.0 / plan.phase[k].steps);
-    /* ss->step is now the step after the one in flight */
-}
-
-static void flows_done(Run *run, uint32_t s);
-
-/* Fluid: every flow at once; each pays its route latency; once they are done, the member
- * waits out the rest of the latency term (flows_done). */
-static void start_collective(RankLoop *l, uint32_t s, OpId id)
-{
-    Run *run = l->run;
-    const Op *op = &run->ops[id];
-    const Collective *c = &run->collectives[op->ref];
-    uint32_t n;
-    graph_group(run->graph, c->group, &n);
-    if (n < 2)
-        return;
-    StreamState *ss = &run->state[s];
-    kernels_begin(run, op);
+                    &plan);
+    sg_comm_t comms[2 * COLLECTIVE_MAX_PHASES * COLLECTIVE_MAX_FLOWS];
+    sg_exec_t kernels = kernels_begin(run, op);
     if (run->opts.is_stepwise) {
-        ss->step = 0;
-        post_step(l, s, op);
-        if (ss->n_pending == 0) /* no step with flows */
-            flows_done(run, s);
+        /* Step s of every phase that has one, concurrently (the pipeline), then the next. */
+        uint32_t max_steps = 0;
+        for (uint32_t k = 0; k < plan.n_phases; k++)
+            if (plan.phase[k].steps > max_steps)
+                max_steps = plan.phase[k].steps;
+        for (uint32_t s = 0; s < max_steps; s++) {
+            size_t n_comms = 0;
+            for (uint32_t k = 0; k < plan.n_phases; k++)
+                if (s < plan.phase[k].steps)
+                    n_comms = post_phase(run, op, &plan.phase[k], k, 1.0 / plan.phase[k].steps,
+                                         comms, n_comms);
+            sg_comm_wait_all(comms, n_comms);
+        }
+        kernels_end(run, op, kernels);
         return;
     }
-    CollPlan plan;
-    member_plan(run, op, id, &plan);
-    ss->latency_s = ss->paid_s = 0.0;
+    /* Fluid: every flow at once; each pays its route latency; the member then waits out the
+     * rest of the latency term: the pipeline's step latencies (ideal model) or NCCL's latency
+     * (nccl model), and, under NCCL, whatever the protocol's bandwidth bound adds to what the
+     * flows took. */
+    size_t n_comms = 0;
+    double latency = 0.0, paid = 0.0;
     for (uint32_t k = 0; k < plan.n_phases; k++) {
-        post_phase(l, s, op, &plan.phase[k], k, 1.0);
+        n_comms = post_phase(run, op, &plan.phase[k], k, 1.0, comms, n_comms);
         double hop = phase_hop_latency(op, &plan.phase[k]);
-        ss->latency_s += plan.phase[k].steps * hop;
-        if (hop > ss->paid_s)
-            ss->paid_s = hop;
+        latency += plan.phase[k].steps * hop;
+        if (hop > paid)
+            paid = hop;
     }
-    ss->posted_s = simgrid_get_clock();
-    if (ss->n_pending == 0) /* nothing to send: the latency still applies */
-        flows_done(run, s);
-}
-
-/* A collective member's flows are done: its kernels leave the GPU, and it waits out the
- * pipeline's step latencies (ideal model) or NCCL's latency (nccl model), and, under NCCL,
- * whatever the protocol's bandwidth bound adds to what the flows took, and the framework's
- * work around the calls (graph.h). */
-static void flows_done(Run *run, uint32_t s)
-{
-    StreamState *ss = &run->state[s];
-    const Op *op = &run->ops[ss->op];
-    kernels_end(run, op);
-    if (run->opts.is_stepwise)
-        return;
-    double wait = ss->latency_s - ss->paid_s;
+    double t0 = simgrid_get_clock();
+    sg_comm_wait_all(comms, n_comms);
+    kernels_end(run, op, kernels);
+    double wait = latency - paid;
     if (run->opts.comm_model == COMM_MODEL_NCCL) {
-        double flows_s = simgrid_get_clock() - ss->posted_s - ss->paid_s;
-        double bound_s = run->min_bw_s[op->ref];
-        wait = run->out->coll_info[op->ref].latency_s - ss->paid_s +
+        double flows_s = simgrid_get_clock() - t0 - paid, bound_s = run->min_bw_s[op->ref];
+        wait = run->out->coll_info[op->ref].latency_s - paid +
                (bound_s > flows_s ? bound_s - flows_s : 0.0);
     }
-    wait += run->collectives[op->ref].overhead_s;
+    wait += c->overhead_s; /* the framework's work around the calls (graph.h) */
     if (wait > 0)
-        ss->deadline_s = simgrid_get_clock() + wait;
+        sg_actor_sleep_for(wait);
 }
 
-/* A flow between two hosts (copies between a GPU and its node's CPU). */
-static void send_bytes(RankLoop *l, uint32_t s, OpId id, sg_host_t from, sg_host_t to, double bytes,
+/* A blocking flow between two hosts (copies between a GPU and its node's CPU). */
+static void send_bytes(Run *run, OpId id, sg_host_t from, sg_host_t to, double bytes,
                        LinkClass cls)
 {
-    Run *run = l->run;
     if (bytes <= 0)
         return;
-    activity_sendto(l->set, from, to, bytes, s);
-    run->state[s].n_pending++;
+    sg_host_sendto(from, to, bytes);
     run->out->link_bytes[run->ops[id].rank][cls] += bytes;
     if (run->out->op_link_bytes != NULL)
         run->out->op_link_bytes[id][cls] += bytes;
     run->out->n_activities++;
 }
 
-static sg_host_t stream_host(const Stream *st);
-
-/* Starts op `id` on stream s: its activities, or its wait; an op with neither is done at
- * once (the caller sees state[s] with nothing pending and no deadline). */
-static void start(RankLoop *l, uint32_t s, OpId id)
+static void execute(Run *run, OpId id)
 {
-    Run *run = l->run;
     const Op *op = &run->ops[id];
     const Platform *p = &engine.platform;
     uint32_t node = topology_node(p, op->rank);
     switch ((OpKind)op->kind) {
     case OP_COMPUTE:
         if (op->amount > 0) {
-            activity_exec(l->set, stream_host(&run->streams[s]), op->amount, s);
-            run->state[s].n_pending++;
+            sg_actor_execute(op->amount);
             run->out->n_activities++;
         }
         break;
     case OP_COPY:
         if (op->sub == COPY_H2D)
-            send_bytes(l, s, id, engine.cpus[node], engine.gpus[op->rank], op->amount, LINK_PCIE);
+            send_bytes(run, id, engine.cpus[node], engine.gpus[op->rank], op->amount,
+                       LINK_PCIE);
         else if (op->sub == COPY_D2H)
-            send_bytes(l, s, id, engine.gpus[op->rank], engine.cpus[node], op->amount, LINK_PCIE);
+            send_bytes(run, id, engine.gpus[op->rank], engine.cpus[node], op->amount,
+                       LINK_PCIE);
         else /* D2D: read and write through HBM */
-            run->state[s].deadline_s =
-                simgrid_get_clock() + 2.0 * op->amount / p->gpu.hbm_bw_bytes_per_s;
+            sg_actor_sleep_for(2.0 * op->amount / p->gpu.hbm_bw_bytes_per_s);
         break;
     case OP_DISK:
         if (engine.disks[node] != NULL && op->amount > 0) {
-            activity_disk(l->set, engine.disks[node], op->sub == DISK_READ, op->amount, s);
-            run->state[s].n_pending++;
+            if (op->sub == DISK_READ)
+                sg_disk_read(engine.disks[node], (sg_size_t)op->amount);
+            else
+                sg_disk_write(engine.disks[node], (sg_size_t)op->amount);
             run->out->link_bytes[op->rank][LINK_NVME] += op->amount;
             if (run->out->op_link_bytes != NULL)
                 run->out->op_link_bytes[id][LINK_NVME] += op->amount;
             run->out->n_activities++;
         }
         break;
-    case OP_COLLECTIVE: start_collective(l, s, id); break;
+    case OP_COLLECTIVE: run_collective(run, id); break;
     case OP_ALLOC:
     case OP_FREE:
         memory_apply(run->out->memory, now(run), op->rank, (MemSpace)op->sub,
@@ -555,166 +511,42 @@ static void show_progress(Run *run)
     run->is_progress_shown = true;
 }
 
-/* Queues stream s to go on once the ops ending now have ended (s is neither in flight nor
- * held, so it is in the ring at most once). */
-static void queue(RankLoop *l, uint32_t s)
-{
-    const uint32_t n = l->stream_end - l->stream_begin;
-    assert(l->n_ready < n);
-    l->ready[(l->ready_head + l->n_ready++) % n] = s;
-}
-
-/* Stream s's op in flight is over (its activities done, its wait passed): it ends now. The
- * frees that follow on this stream with nothing left to wait for are applied before anyone
- * learns that this op ended, so a buffer released at time t is free for an allocation
- * another stream makes at t: PyTorch releases a module's buffers on the host (its post-hook)
- * before the next fetch or bucket is issued. Returns whether the op met the last dependency
- * of an op another stream is held on (that stream is queued). */
-static bool finish(RankLoop *l, uint32_t s)
-{
-    Run *run = l->run;
-    StreamState *ss = &run->state[s];
-    const Stream *st = &run->streams[s];
-    const uint32_t first = ss->next - 1, n_ready = l->n_ready;
-    assert(run->stream_ops[first] == ss->op);
-    run->out->op_end_s[ss->op] = now(run);
-    while (ss->next < st->op_end && run->ops[run->stream_ops[ss->next]].kind == OP_FREE &&
-           run->remaining[run->stream_ops[ss->next]] == 0) {
-        OpId f = run->stream_ops[ss->next++];
-        run->out->op_start_s[f] = run->out->op_end_s[f] = now(run);
-        start(l, s, f);
-    }
-    ss->op = GRAPH_NO_OP;
-    for (uint32_t j = first; j < ss->next; j++) {
-        complete(run, run->stream_ops[j]);
-        if (run->opts.show_progress && (++run->n_done & 4095) == 0)
-            show_progress(run);
-    }
-    if (ss->next == st->op_end) {
-        run->n_finished++;
-        l->n_unfinished--;
-    }
-    return l->n_ready != n_ready;
-}
-
-/* Runs stream s as far as it goes now: starts its next ops while the stream is free and
- * their dependencies are done, finishing those that take no time. One that lets another
- * stream go on lets it go first: s queues behind it, as it did when every stream was its own
- * actor (the release was a SimGrid call, after which SimGrid ran the released actor first). */
-static void advance(RankLoop *l, uint32_t s)
-{
-    Run *run = l->run;
-    StreamState *ss = &run->state[s];
-    const Stream *st = &run->streams[s];
-    while (ss->op == GRAPH_NO_OP && ss->next < st->op_end) {
-        OpId id = run->stream_ops[ss->next];
-        if (run->remaining[id] > 0) {
-            run->waiting[s] = id;
-            return;
-        }
-        ss->next++;
-        ss->op = id;
-        run->out->op_start_s[id] = now(run);
-        start(l, s, id);
-        if (ss->n_pending == 0 && ss->deadline_s < 0 && finish(l, s)) {
-            queue(l, s);
-            return;
-        }
-    }
-}
-
-/* The queued streams go on, in the order they were queued. */
-static void advance_ready(RankLoop *l)
-{
-    const uint32_t n = l->stream_end - l->stream_begin;
-    while (l->n_ready > 0) {
-        uint32_t s = l->ready[l->ready_head];
-        l->ready_head = (l->ready_head + 1) % n;
-        l->n_ready--;
-        advance(l, s);
-    }
-}
-
-/* The earliest deadline of the rank's streams and its stream, or -1. */
-static double next_deadline(const RankLoop *l, uint32_t *out_stream)
-{
-    const Run *run = l->run;
-    double first = -1.0;
-    for (uint32_t k = l->stream_begin; k < l->stream_end; k++) {
-        uint32_t s = run->rank_streams[k];
-        double d = run->state[s].deadline_s;
-        if (d >= 0 && (first < 0 || d < first)) {
-            first = d;
-            *out_stream = s;
-        }
-    }
-    return first;
-}
-
-/* Stream s's activity ended: when it was the op's last, the op goes on (a collective to its
- * latency, or the next stepwise step) or ends, and s is queued. */
-static void activity_done(RankLoop *l, uint32_t s)
-{
-    Run *run = l->run;
-    StreamState *ss = &run->state[s];
-    assert(ss->n_pending > 0);
-    if (--ss->n_pending > 0)
-        return;
-    const Op *op = &run->ops[ss->op];
-    if (op->kind == OP_COLLECTIVE) {
-        if (run->opts.is_stepwise) {
-            post_step(l, s, op);
-            if (ss->n_pending > 0)
-                return;
-        }
-        flows_done(run, s);
-        if (ss->deadline_s >= 0)
-            return;
-    }
-    finish(l, s);
-    queue(l, s);
-}
-
-/* Stream s's wait has passed: its op ends, and s is queued. */
-static void deadline_done(RankLoop *l, uint32_t s)
-{
-    l->run->state[s].deadline_s = -1.0;
-    finish(l, s);
-    queue(l, s);
-}
-
-/* A rank's actor: runs its streams until all are done or nothing is left to wait for (a
- * deadlock, which engine_run reports). Each time it wakes, the op whose activity or wait
- * ended ends (and the frees after it are applied, and its deadline-reached peers end), then
- * the streams it released go on, then its own. */
-static void rank_main(int argc, char **argv)
+static void stream_main(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
-    RankLoop *l = sg_actor_self_get_data();
-    Run *run = l->run;
-    for (uint32_t k = l->stream_begin; k < l->stream_end; k++)
-        advance(l, run->rank_streams[k]);
-    advance_ready(l);
-    while (l->n_unfinished > 0) {
-        uint32_t timed = UINT32_MAX;
-        double deadline = next_deadline(l, &timed);
-        if (deadline < 0 && activity_set_count(l->set) == 0)
-            return;
-        uint32_t s = activity_wait_any(l->set, deadline);
-        if (s == ACTIVITY_NONE) /* the earliest deadline has come, even should the clock's
-                                   rounding leave it a hair ahead */
-            deadline_done(l, timed);
-        else
-            activity_done(l, s);
-        const double t = simgrid_get_clock();
-        for (uint32_t k = l->stream_begin; k < l->stream_end; k++) {
-            uint32_t r = run->rank_streams[k];
-            if (run->state[r].deadline_s >= 0 && run->state[r].deadline_s <= t)
-                deadline_done(l, r);
+    StreamActor *self = sg_actor_self_get_data();
+    Run *run = self->run;
+    const Stream *st = &run->streams[self->stream];
+    for (uint32_t k = st->op_begin; k < st->op_end; k++) {
+        OpId id = run->stream_ops[k];
+        if (run->remaining[id] > 0) {
+            run->waiting[self->stream] = id;
+            sg_sem_acquire(run->sems[self->stream]);
         }
-        advance_ready(l);
+        run->out->op_start_s[id] = now(run);
+        execute(run, id);
+        run->out->op_end_s[id] = now(run);
+        /* The frees that follow on this stream with nothing left to wait for are applied
+         * before anyone learns that this op ended, so a buffer released at time t is free
+         * for an allocation another stream makes at t: PyTorch releases a module's buffers
+         * on the host (its post-hook) before the next fetch or bucket is issued. Without
+         * this, SimGrid's order of the actors woken at t decides, and a peak may count both. */
+        uint32_t last = k;
+        while (last + 1 < st->op_end && run->ops[run->stream_ops[last + 1]].kind == OP_FREE &&
+               run->remaining[run->stream_ops[last + 1]] == 0) {
+            OpId f = run->stream_ops[++last];
+            run->out->op_start_s[f] = run->out->op_end_s[f] = now(run);
+            execute(run, f);
+        }
+        for (uint32_t j = k; j <= last; j++) {
+            complete(run, run->stream_ops[j]);
+            if (run->opts.show_progress && (++run->n_done & 4095) == 0)
+                show_progress(run);
+        }
+        k = last;
     }
+    run->n_finished++;
 }
 
 static sg_host_t stream_host(const Stream *st)
@@ -755,7 +587,7 @@ static void run_init(Run *run, const Graph *g, const Platform *p, const EngineOp
                      EngineResult *out)
 {
     const uint32_t n_ops = graph_n_ops(g), n_streams = graph_n_streams(g);
-    const uint32_t n_coll = graph_n_collectives(g), n_ranks = graph_n_ranks(g);
+    const uint32_t n_coll = graph_n_collectives(g);
     *run = (Run){0};
     run->graph = g;
     run->ops = graph_ops(g);
@@ -769,40 +601,12 @@ static void run_init(Run *run, const Graph *g, const Platform *p, const EngineOp
     for (uint32_t i = 0; i < n_ops; i++)
         run->remaining[i] = run->ops[i].n_deps;
     run->waiting = xmalloc((n_streams ? n_streams : 1) * sizeof *run->waiting);
-    run->state = xmalloc((n_streams ? n_streams : 1) * sizeof *run->state);
-    run->rank_streams = xmalloc((n_streams ? n_streams : 1) * sizeof *run->rank_streams);
-    run->ready_ring = xmalloc((n_streams ? n_streams : 1) * sizeof *run->ready_ring);
-    run->loops = xcalloc(n_ranks ? n_ranks : 1, sizeof *run->loops);
-    for (uint32_t s = 0; s < n_streams; s++) {
-        run->waiting[s] = GRAPH_NO_OP;
-        run->state[s] =
-            (StreamState){.op = GRAPH_NO_OP, .next = run->streams[s].op_begin, .deadline_s = -1.0};
-        run->loops[run->streams[s].rank].stream_end++; /* a count, for now */
-    }
-    /* each rank's streams, in stream order: a counting sort */
-    uint32_t begin = 0;
-    for (uint32_t r = 0; r < n_ranks; r++) {
-        RankLoop *l = &run->loops[r];
-        uint32_t n = l->stream_end;
-        *l = (RankLoop){.run = run,
-                        .rank = r,
-                        .stream_begin = begin,
-                        .stream_end = begin,
-                        .ready = run->ready_ring + begin};
-        begin += n;
-    }
-    for (uint32_t s = 0; s < n_streams; s++) {
-        RankLoop *l = &run->loops[run->streams[s].rank];
-        run->rank_streams[l->stream_end++] = s;
-        if (run->streams[s].op_begin < run->streams[s].op_end)
-            l->n_unfinished++;
-        else
-            run->n_finished++;
-    }
+    run->sems = xmalloc((n_streams ? n_streams : 1) * sizeof *run->sems);
+    run->actors = xmalloc((n_streams ? n_streams : 1) * sizeof *run->actors);
     run->algo = xmalloc(n_coll ? n_coll : 1);
     run->is_aligned = xmalloc(n_coll ? n_coll : 1);
     run->min_bw_s = xcalloc(n_coll ? n_coll : 1, sizeof *run->min_bw_s);
-    run->n_kernels = xcalloc(n_ranks ? n_ranks : 1, 1);
+    run->n_kernels = xcalloc(graph_n_ranks(g) ? graph_n_ranks(g) : 1, 1);
     uint32_t cached_group = UINT32_MAX, cached_nodes = 1;
     bool cached_aligned = false;
     for (uint32_t c = 0; c < n_coll; c++) {
@@ -819,66 +623,34 @@ static void run_init(Run *run, const Graph *g, const Platform *p, const EngineOp
     }
 }
 
-/* What the rank loops rely on: an op's dependencies are ops of its own rank (ranks meet only
- * through collectives' flows), and collectives run on GPU streams (their flows leave from the
- * rank's GPU, where its actor runs). Fails (err set) otherwise. */
-static int run_check(const Graph *g, Err *err)
+static void run_fini(Run *run, uint32_t n_streams)
 {
-    const Op *ops = graph_ops(g);
-    const OpId *succ = graph_successors(g);
-    const Stream *streams = graph_streams(g);
-    for (OpId i = 0, n = graph_n_ops(g); i < n; i++) {
-        const Op *op = &ops[i];
-        for (uint32_t k = op->succ_begin; k < op->succ_end; k++)
-            if (ops[succ[k]].rank != op->rank)
-                return err_set(err,
-                               "engine: op %u \"%s\" of rank %u: expected successors on its "
-                               "own rank, got op %u of rank %u",
-                               i, graph_label_text(g, op->label), op->rank, succ[k],
-                               ops[succ[k]].rank);
-        if (op->kind == OP_COLLECTIVE && stream_host(&streams[op->stream]) != engine.gpus[op->rank])
-            return err_set(err,
-                           "engine: collective op %u \"%s\": expected a GPU stream, got stream "
-                           "%s",
-                           i, graph_label_text(g, op->label),
-                           graph_stream_name((StreamKind)op->stream_kind));
-    }
-    return 0;
-}
-
-static void run_fini(Run *run)
-{
-    for (uint32_t r = 0; r < graph_n_ranks(run->graph); r++)
-        activity_set_destroy(run->loops[r].set);
+    for (uint32_t s = 0; s < n_streams; s++)
+        sg_sem_destroy(run->sems[s]);
     free(run->remaining);
     free(run->waiting);
-    free(run->state);
-    free(run->rank_streams);
-    free(run->ready_ring);
-    free(run->loops);
+    free(run->sems);
+    free(run->actors);
     free(run->algo);
     free(run->is_aligned);
     free(run->min_bw_s);
     free(run->n_kernels);
 }
 
-/* One actor per rank with streams, started on the rank's GPU. Returns how many. */
-static uint32_t start_actors(Run *run)
+/* One actor per stream, started on its host. */
+static void start_actors(Run *run, uint32_t n_streams)
 {
-    char name[24];
-    uint32_t n_actors = 0;
-    for (uint32_t r = 0; r < graph_n_ranks(run->graph); r++) {
-        RankLoop *l = &run->loops[r];
-        if (l->stream_begin == l->stream_end)
-            continue;
-        l->set = activity_set_create();
-        snprintf(name, sizeof name, "r%u", r);
-        sg_actor_t a = sg_actor_init(name, engine.gpus[r]);
-        sg_actor_set_data(a, l);
-        sg_actor_start(a, rank_main, 0, NULL);
-        n_actors++;
+    char name[48];
+    for (uint32_t s = 0; s < n_streams; s++) {
+        run->waiting[s] = GRAPH_NO_OP;
+        run->sems[s] = sg_sem_init(0);
+        run->actors[s] = (StreamActor){run, s};
+        snprintf(name, sizeof name, "r%u.%s", run->streams[s].rank,
+                 graph_stream_name((StreamKind)run->streams[s].kind));
+        sg_actor_t a = sg_actor_init(name, stream_host(&run->streams[s]));
+        sg_actor_set_data(a, &run->actors[s]);
+        sg_actor_start(a, stream_main, 0, NULL);
     }
-    return n_actors;
 }
 
 /* A run that ended with streams unfinished: the op one of them waits on, or the collective
@@ -912,7 +684,7 @@ int engine_run(const Graph *g, const EngineOptions *opts, EngineResult *out, Err
     if (n_ranks > platform_n_gpus(p))
         return err_set(err, "engine: expected at most %llu ranks (the platform's GPUs), got %u",
                        (unsigned long long)platform_n_gpus(p), n_ranks);
-    if (capacity_check_actors(n_ranks, err) || run_check(g, err))
+    if (capacity_check_actors(n_streams, err))
         return -1;
     result_init(out, g, p, opts);
     Run run;
@@ -920,7 +692,7 @@ int engine_run(const Graph *g, const EngineOptions *opts, EngineResult *out, Err
 
     run.wall0 = wall_clock();
     run.t0 = simgrid_get_clock();
-    start_actors(&run);
+    start_actors(&run, n_streams);
     out->n_memory_maps = capacity_count_maps();
     simgrid_run();
     out->wall_s = wall_clock() - run.wall0;
@@ -935,7 +707,7 @@ int engine_run(const Graph *g, const EngineOptions *opts, EngineResult *out, Err
         for (uint32_t r = 0; r < n_ranks; r++) /* the killed members' kernels */
             sg_host_set_pstate(engine.gpus[r], 0);
     }
-    run_fini(&run);
+    run_fini(&run, n_streams);
     return rc;
 }
 

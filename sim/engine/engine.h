@@ -1,11 +1,10 @@
 /*
  * engine.h - executes an event graph on a SimGrid model of the platform.
  *
- * Each rank is one actor on its GPU host running an event loop over the rank's streams, each
- * of which runs its ops in order: an op starts once its stream is free and its cross-stream
- * dependencies (all on the same rank) are done, as asynchronous SimGrid activities, and the
- * actor waits for whichever activity of the rank ends first (O(1) per dependency). NVMe and
- * CPU-optimizer streams execute on the node's CPU host. COMPUTE becomes a
+ * Each stream of the graph is an actor on its host (GPU streams on the rank's GPU host, NVMe
+ * and CPU-optimizer streams on the node's CPU host) that runs its ops in order; an op whose
+ * cross-stream dependencies are not done parks its actor on the stream's semaphore until the
+ * last one completes (O(1) per dependency, no allocation while running). COMPUTE becomes a
  * SimGrid execution, COPY a flow between the host and GPU (D2D a local HBM transfer), DISK an
  * I/O on the node's NVMe, COLLECTIVE the member's flows from collective.h with the latency
  * and protocol bound of NCCL's cost model (model/nccl_model.h, resolved once per collective
