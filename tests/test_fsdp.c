@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "fixtures.h"
+
 #include "schedule/fsdp.h"
 
 #include <math.h>
@@ -287,26 +289,12 @@ static void test_fsdp_apply_param_dtype_refuses_other_half(void **state)
 static void test_fsdp_cost_autocast_by_hand(void **state)
 {
     (void)state;
-    ModelConfig cfg = {.family = MODEL_FAMILY_MPT,
-                       .hidden = 1280,
-                       .n_layers = 1,
-                       .n_heads = 10,
-                       .n_kv_heads = 10,
-                       .head_dim = 128,
-                       .ffn_hidden = 5120,
-                       .vocab = 1280,
-                       .n_layer_norms = 2,
-                       .has_final_norm = true,
-                       .is_qkv_fused = true,
-                       .is_tied = true};
+    ModelConfig cfg = fixture_mpt_layer();
+    cfg.is_tied = true;
     ModelParams p;
     params_count(&cfg, &p);
     StepCost cost = {.gpu_flops_per_s = 1.0,
-                     .gpu = {.matmul_flops_per_s = 100e12,
-                             .memory_bytes_per_s = 1e12,
-                             .attention_flops_per_s = 50e12,
-                             .sm_count = 100,
-                             .launch_s = 5e-6},
+                     .gpu = fixture_toy_gpu(),
                      .layer_recompute = 7.0};
     RunSetup s = {.seq_len = 1280, .micro_batch = 1, .act_bytes = 2,
                   .recompute = RECOMPUTE_SELECTIVE};

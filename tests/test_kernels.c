@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include "fixtures.h"
+
 static void assert_rel(double got, double want, double tol)
 {
     if (fabs(got - want) > tol * fabs(want))
@@ -24,22 +26,13 @@ static void assert_rel(double got, double want, double tol)
 
 /* A GPU with round numbers: 100 SMs, 100 TFLOP/s matmul, 1 TB/s streaming, 50 TFLOP/s
  * FlashAttention, 5 us per launch. */
-static KernelGpu toy_gpu(void)
-{
-    return (KernelGpu){.matmul_flops_per_s = 100e12,
-                       .memory_bytes_per_s = 1e12,
-                       .attention_flops_per_s = 50e12,
-                       .sm_count = 100,
-                       .launch_s = 5e-6};
-}
-
 /* ---- GEMM ---- */
 
 /* 1280 x 1280 x 4096: 10 x 10 = 100 tiles, one full wave: exactly 2 m n k / MAMF. */
 static void test_kernels_gemm_one_full_wave(void **state)
 {
     (void)state;
-    KernelGpu g = toy_gpu();
+    KernelGpu g = fixture_toy_gpu();
     double t = kernels_gemm_s(&g, 1, 1280, 1280, 4096, 2);
     assert_rel(t, 2.0 * 1280 * 1280 * 4096 / 100e12, 1e-12);
 }
@@ -48,7 +41,7 @@ static void test_kernels_gemm_one_full_wave(void **state)
 static void test_kernels_gemm_wave_quantization(void **state)
 {
     (void)state;
-    KernelGpu g = toy_gpu();
+    KernelGpu g = fixture_toy_gpu();
     double t = kernels_gemm_s(&g, 1, 1290, 1280, 4096, 2);
     double wave = 100 * 2.0 * 128 * 128 * 4096 / 100e12;
     assert_rel(t, 2 * wave, 1e-12);
@@ -59,7 +52,7 @@ static void test_kernels_gemm_wave_quantization(void **state)
 static void test_kernels_gemm_tile_quantization(void **state)
 {
     (void)state;
-    KernelGpu g = toy_gpu();
+    KernelGpu g = fixture_toy_gpu();
     g.sm_count = 110;
     double t = kernels_gemm_s(&g, 1, 1281, 1280, 4096, 2);
     assert_rel(t, 2.0 * (11 * 128) * 1280 * 4096 / 100e12, 1e-12);
@@ -70,7 +63,7 @@ static void test_kernels_gemm_tile_quantization(void **state)
 static void test_kernels_gemm_split_k(void **state)
 {
     (void)state;
-    KernelGpu g = toy_gpu();
+    KernelGpu g = fixture_toy_gpu();
     double t = kernels_gemm_s(&g, 1, 256, 256, 65536, 2);
     double per_sm = 2.0 * 128 * 128 * (65536.0 / 25) / (100e12 / 100);
     assert_rel(t, per_sm, 1e-12);
@@ -82,7 +75,7 @@ static void test_kernels_gemm_split_k(void **state)
 static void test_kernels_gemm_memory_bound(void **state)
 {
     (void)state;
-    KernelGpu g = toy_gpu();
+    KernelGpu g = fixture_toy_gpu();
     g.memory_bytes_per_s = 100e9;
     double t = kernels_gemm_s(&g, 1, 8192, 1, 8192, 2);
     assert_rel(t, 2.0 * (8192.0 * 8192 + 8192 + 8192) / 100e9, 1e-12);
@@ -92,7 +85,7 @@ static void test_kernels_gemm_memory_bound(void **state)
 static void test_kernels_gemm_batched(void **state)
 {
     (void)state;
-    KernelGpu g = toy_gpu();
+    KernelGpu g = fixture_toy_gpu();
     double t = kernels_gemm_s(&g, 32, 512, 512, 64, 2);
     double compute = 6 * 100 * 2.0 * 128 * 128 * 64 / 100e12;
     double bytes = 2.0 * 32 * (512 * 64 + 64 * 512 + 512 * 512) / 1e12;
@@ -104,7 +97,7 @@ static void test_kernels_gemm_batched(void **state)
 static void test_kernels_memory_at_bandwidth(void **state)
 {
     (void)state;
-    KernelGpu g = toy_gpu();
+    KernelGpu g = fixture_toy_gpu();
     assert_rel(kernels_memory_s(&g, 3e9), 3e-3, 1e-12);
     assert_true(kernels_memory_s(&g, 0) == 0.0);
 }
@@ -112,7 +105,7 @@ static void test_kernels_memory_at_bandwidth(void **state)
 static void test_kernels_attention_at_throughput(void **state)
 {
     (void)state;
-    KernelGpu g = toy_gpu();
+    KernelGpu g = fixture_toy_gpu();
     assert_rel(kernels_attention_s(&g, 1e12), 1e12 / 50e12, 1e-12);
 }
 
@@ -123,7 +116,7 @@ static void test_kernels_attention_at_throughput(void **state)
 static void test_kernels_c10d_list_copies_by_hand(void **state)
 {
     (void)state;
-    KernelGpu g = toy_gpu();
+    KernelGpu g = fixture_toy_gpu();
     assert_rel(kernels_c10d_list_copies_s(&g, true, 1e9, 8), 3e-3, 1e-12);
     assert_rel(kernels_c10d_list_copies_s(&g, true, 1e6, 1536), 1537 * 5e-6, 1e-12);
     assert_rel(kernels_c10d_list_copies_s(&g, false, 1e6, 1536), 1536 * 5e-6, 1e-12);
@@ -134,7 +127,7 @@ static void test_kernels_c10d_list_copies_by_hand(void **state)
 static void test_kernels_pass_launch_floor(void **state)
 {
     (void)state;
-    KernelGpu g = toy_gpu();
+    KernelGpu g = fixture_toy_gpu();
     KernelPass busy = {.gemm_s = 1.0, .memory_s = 0.5, .n_kernels = 1000};
     assert_rel(kernels_pass_s(&g, &busy), 1.5, 1e-12);
     KernelPass tiny = {.gemm_s = 1e-3, .n_kernels = 1000};
@@ -150,18 +143,8 @@ static void test_kernels_pass_launch_floor(void **state)
 static void test_kernels_layer_mpt_by_hand(void **state)
 {
     (void)state;
-    KernelGpu g = toy_gpu();
-    ModelConfig cfg = {.family = MODEL_FAMILY_MPT,
-                       .hidden = 1280,
-                       .n_layers = 1,
-                       .n_heads = 10,
-                       .n_kv_heads = 10,
-                       .head_dim = 128,
-                       .ffn_hidden = 5120,
-                       .vocab = 1280,
-                       .n_layer_norms = 2,
-                       .has_final_norm = true,
-                       .is_qkv_fused = true};
+    KernelGpu g = fixture_toy_gpu();
+    ModelConfig cfg = fixture_mpt_layer();
     RunSetup s = {.seq_len = 1280, .micro_batch = 1, .is_flash_attention = true, .act_bytes = 2};
     LayerKernels k;
     kernels_layer(&cfg, &s, &g, &k);
@@ -208,18 +191,8 @@ static void test_kernels_layer_mpt_by_hand(void **state)
 static void test_kernels_layer_unfused_attention(void **state)
 {
     (void)state;
-    KernelGpu g = toy_gpu();
-    ModelConfig cfg = {.family = MODEL_FAMILY_MPT,
-                       .hidden = 1280,
-                       .n_layers = 1,
-                       .n_heads = 10,
-                       .n_kv_heads = 10,
-                       .head_dim = 128,
-                       .ffn_hidden = 5120,
-                       .vocab = 1280,
-                       .n_layer_norms = 2,
-                       .has_final_norm = true,
-                       .is_qkv_fused = true};
+    KernelGpu g = fixture_toy_gpu();
+    ModelConfig cfg = fixture_mpt_layer();
     RunSetup s = {.seq_len = 1280, .micro_batch = 1, .is_flash_attention = false, .act_bytes = 2};
     LayerKernels k;
     kernels_layer(&cfg, &s, &g, &k);
@@ -237,18 +210,9 @@ static void test_kernels_layer_unfused_attention(void **state)
 static void test_kernels_layer_llama_family(void **state)
 {
     (void)state;
-    KernelGpu g = toy_gpu();
-    ModelConfig mpt = {.family = MODEL_FAMILY_MPT,
-                       .hidden = 1280,
-                       .n_layers = 1,
-                       .n_heads = 10,
-                       .n_kv_heads = 10,
-                       .head_dim = 128,
-                       .ffn_hidden = 5120,
-                       .vocab = 1280,
-                       .n_layer_norms = 2,
-                       .has_final_norm = true,
-                       .is_qkv_fused = false};
+    KernelGpu g = fixture_toy_gpu();
+    ModelConfig mpt = fixture_mpt_layer();
+    mpt.is_qkv_fused = false;
     ModelConfig llama = mpt;
     llama.family = MODEL_FAMILY_LLAMA;
     llama.is_gated_mlp = true;
@@ -291,19 +255,9 @@ static void test_kernels_layer_llama_family(void **state)
 static void test_kernels_weight_casts_by_hand(void **state)
 {
     (void)state;
-    KernelGpu g = toy_gpu();
-    ModelConfig cfg = {.family = MODEL_FAMILY_MPT,
-                       .hidden = 1280,
-                       .n_layers = 1,
-                       .n_heads = 10,
-                       .n_kv_heads = 10,
-                       .head_dim = 128,
-                       .ffn_hidden = 5120,
-                       .vocab = 1280,
-                       .n_layer_norms = 2,
-                       .has_final_norm = true,
-                       .is_qkv_fused = true,
-                       .is_tied = true};
+    KernelGpu g = fixture_toy_gpu();
+    ModelConfig cfg = fixture_mpt_layer();
+    cfg.is_tied = true;
     ModelParams p;
     params_count(&cfg, &p);
     double layer, head;
