@@ -6,6 +6,7 @@
 #include "cli.h"
 
 #include "common/suggest.h"
+#include "engine/collective.h"
 #include "inputs/ds_config.h"
 #include "inputs/model_config.h"
 #include "inputs/platform.h"
@@ -382,6 +383,19 @@ int cli_headroom(const char *command, const char *text, double *out_fraction, St
                                text);
     *out_fraction = f;
     return 0;
+}
+
+int cli_check_algo(const char *command, int algo, int comm_model, bool is_stepwise)
+{
+    if (algo != COLL_ALGO_NVLS && algo != COLL_ALGO_NVLS_TREE)
+        return 0;
+    if (comm_model != COMM_MODEL_IDEAL && !is_stepwise)
+        return 0;
+    return cli_usage_error(command,
+                           "--algo %s: expected --comm-model nccl with it (NVLS is NCCL's "
+                           "algorithm, timed by its cost model), got %s",
+                           algo == COLL_ALGO_NVLS ? "nvls" : "nvls_tree",
+                           is_stepwise ? "--stepwise" : "--comm-model ideal");
 }
 
 int cli_deepspeed_version(const char *command, const char *text, Zero3Generation *out)

@@ -117,6 +117,11 @@ int cli_choice(const char *command, const char *option, const Choices *choices, 
  * *out. 0, or EXIT_BAD_USAGE with the message printed. */
 int cli_deepspeed_version(const char *command, const char *text, Zero3Generation *out);
 
+/* --algo against --comm-model: NVLS and NVLSTree are NCCL's algorithms, timed by its cost
+ * model only, so the ideal model (and --stepwise, which checks it) refuses them rather than
+ * simulating something else under their name. 0, or EXIT_BAD_USAGE with the message printed. */
+int cli_check_algo(const char *command, int algo, int comm_model, bool is_stepwise);
+
 /* Fails with a usage error naming the first of options[first..last] that was not given. */
 int cli_require(const char *command, const CliOption *options, int first, int last);
 

@@ -39,7 +39,8 @@ static const char *const help =
     "                   channels that use every NIC), tree (all-reduce: NCCL's double\n"
     "                   binary tree), nvls (NVLink SHARP on one node) and nvls_tree\n"
     "                   (all-reduce: NVLS inside nodes, a tree between them), where\n"
-    "                   the platform has nvlink.nvls, or hier (zerosim's own: rings\n"
+    "                   the platform has nvlink.nvls (with --comm-model nccl only),\n"
+    "                   or hier (zerosim's own: rings\n"
     "                   inside nodes, then one ring per rail across nodes, timed as\n"
     "                   NCCL's ring)\n"
     "  --comm-model nccl|ideal\n"
@@ -136,7 +137,8 @@ int cmd_collective(int argc, char **argv)
     if (cli_choice(cmd, "--op", &choices_collective, false, o[OPT_OP].value, &op_value) ||
         cli_choice(cmd, "--algo", &choices_algo, false, o[OPT_ALGO].value, &algo) ||
         cli_choice(cmd, "--comm-model", &choices_comm_model, false, o[OPT_COMM_MODEL].value,
-                   &comm_model))
+                   &comm_model) ||
+        cli_check_algo(cmd, algo, comm_model, o[OPT_STEPWISE].value != NULL))
         return EXIT_BAD_USAGE;
     CliJob job;
     if (cli_job_options(cmd, o[OPT_RING_ORDER].value, o[OPT_STRAGGLER].value, &job))

@@ -75,7 +75,8 @@ static const char *const help =
     "  --algo auto|ring|tree|hier|nvls|nvls_tree\n"
     "                   collective algorithm (docs/COLLECTIVES.md); auto, the default,\n"
     "                   is NCCL's choice per collective and size; ring, tree, nvls and\n"
-    "                   nvls_tree force NCCL_ALGO; hier is zerosim's two-level scheme\n" CLI_HELP_RUN_OPTIONS
+    "                   nvls_tree force NCCL_ALGO (nvls and nvls_tree with --comm-model\n"
+    "                   nccl only); hier is zerosim's two-level scheme\n" CLI_HELP_RUN_OPTIONS
     "  --comm-model nccl|ideal\n"
     "                   nccl (default): NCCL's tuning model (algorithms x protocols,\n"
     "                   base and per-hop latency, per-channel bandwidth caps); ideal: the\n"
@@ -255,6 +256,7 @@ static int parse_args(int argc, char **argv, RunArgs *a)
         cli_choice(cmd, "--algo", &choices_algo, false, o[OPT_ALGO].value, &algo) ||
         cli_choice(cmd, "--comm-model", &choices_comm_model, false, o[OPT_COMM_MODEL].value,
                    &comm_model) ||
+        cli_check_algo(cmd, algo, comm_model, false) ||
         cli_deepspeed_version(cmd, o[OPT_DS_VERSION].value, &a->sched.zero3_generation) ||
         cli_job_options(cmd, o[OPT_RING_ORDER].value, o[OPT_STRAGGLER].value, &a->job))
         return EXIT_BAD_USAGE;
