@@ -158,11 +158,26 @@ void run_report_text(FILE *out, const RunReport *r)
             gib(mem_sum(g->at_reserved_peak)));
     if (rt->is_counted) {
         row(out, "CUDA context", gib((double)rt->cuda_context_bytes));
-        char label[64];
-        snprintf(label, sizeof label, "NCCL buffers (%llu comm. x %llu ch.)",
-                 (unsigned long long)rt->n_communicators,
-                 (unsigned long long)runtime_nccl_channels(p));
-        row(out, label, gib((double)rt->nccl_bytes));
+        /* the communicators, and the algorithms whose connections hold the bytes */
+        const RuntimeNcclBytes *nb = &rt->nccl;
+        const struct {
+            const char *name;
+            uint64_t bytes;
+        } algos[] = {{"ring", nb->ring_bytes},
+                     {"tree", nb->tree_bytes},
+                     {"nvls", nb->nvls_bytes},
+                     {"nvls_tree", nb->nvls_tree_bytes}};
+        fprintf(out, "  %-34s %10.2f   %llu comm. x %llu ch.", "NCCL buffers",
+                gib((double)rt->nccl_bytes), (unsigned long long)rt->n_communicators,
+                (unsigned long long)runtime_nccl_channels(p));
+        const char *sep = ": ";
+        for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++) {
+            if (algos[a].bytes == 0)
+                continue;
+            fprintf(out, "%s%s %.2f", sep, algos[a].name, gib((double)algos[a].bytes));
+            sep = ", ";
+        }
+        fputc('\n', out);
     } else {
         fprintf(out, "  (the platform has no runtime section: CUDA context and NCCL buffers are "
                      "not counted)\n");
@@ -266,6 +281,13 @@ void run_report_json(FILE *out, const RunReport *r)
     json_kv_u64(&w, "cuda_context", e->runtime.cuda_context_bytes);
     json_kv_u64(&w, "nccl", e->runtime.nccl_bytes);
     json_kv_u64(&w, "nccl_communicators", e->runtime.n_communicators);
+    json_key(&w, "nccl_by_algorithm");
+    json_begin_object(&w);
+    json_kv_u64(&w, "ring", e->runtime.nccl.ring_bytes);
+    json_kv_u64(&w, "tree", e->runtime.nccl.tree_bytes);
+    json_kv_u64(&w, "nvls", e->runtime.nccl.nvls_bytes);
+    json_kv_u64(&w, "nvls_tree", e->runtime.nccl.nvls_tree_bytes);
+    json_end_object(&w);
     json_end_object(&w);
     json_kv_double(&w, "gpu_device_peak_bytes", memory_gpu_device_peak_bytes(g));
     json_kv_double(&w, "gpu_headroom_bytes", g->headroom_bytes);
