@@ -21,7 +21,11 @@
  * parameters until the gradient hook (stage3.py reduce_ready_partitions_and_remove_grads ->
  * __add_grad_to_ipg_bucket) copies them into the bucket or reduces them, so the backward peak
  * counts them too. The walk runs over identical layers until the prefetch state repeats
- * (the steady state after the first, traced, step) and reports one layer.
+ * (the steady state after the first, traced, step) and reports one layer. Not walked: with
+ * activation checkpointing the recorded trace interleaves each layer's recompute fetches
+ * (forward order) before its backward ones, and stage3_max_reuse_distance can keep a module
+ * gathered from its recompute into its backward; the walk takes the backward order alone
+ * and releases every module after use.
  */
 #ifndef ZEROSIM_MODEL_ZERO3_WALK_H
 #define ZEROSIM_MODEL_ZERO3_WALK_H
