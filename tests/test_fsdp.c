@@ -366,6 +366,35 @@ static void test_fsdp_param_dtype_schedule_bytes(void **state)
     assert_true(fabs(acts[1] - acts[0] - 8 * 211712.0) < 1e-6);
 }
 
+/* FSDP2's copies on the toy GPU (1e12 B/s, 5 us a launch), the one-layer MPT: a layer of
+ * 3 h^2 + h^2 + 2 h f = 19,660,800 bf16 elements is read and written once by the copy-out,
+ * 2 x 19,660,800 x 2 B / 1e12 = 78.6432 us, added to forward and (FULL_SHARD regathers) to
+ * backward, none to a recomputation; the tied head's 1280 x 1280 embedding plus the final
+ * norm's 2 x 1280 the same way. A reduce-scatter of 1e9 B in fp32 reads 2.5e8 bf16 gradients
+ * and writes them in fp32: 1.5e9 B / 1e12 = 1.5 ms, above its one launch. */
+static void test_fsdp2_copies_by_hand(void **state)
+{
+    (void)state;
+    ModelConfig cfg = fixture_mpt_layer();
+    cfg.is_tied = true;
+    ModelParams p;
+    params_count(&cfg, &p);
+    assert_int_equal(p.per_layer, 19660800);
+    StepCost cost = {.gpu_flops_per_s = 1.0, .gpu = fixture_toy_gpu(), .layer_recompute = 7.0};
+    fsdp2_cost_copy_out(&p, 2, true, &cost);
+    assert_true(fabs(cost.layer_fwd - 78.6432e-6) < 1e-12);
+    assert_true(fabs(cost.layer_bwd - 78.6432e-6) < 1e-12);
+    const double head = 2.0 * (1280.0 * 1280 + (double)p.final_norm) * 2 / 1e12;
+    assert_true(fabs(cost.head_fwd - head) < 1e-15 && fabs(cost.head_bwd - head) < 1e-15);
+    assert_true(cost.layer_recompute == 7.0);
+    StepCost sgo = {.gpu_flops_per_s = 1.0, .gpu = fixture_toy_gpu()};
+    fsdp2_cost_copy_out(&p, 2, false, &sgo); /* SHARD_GRAD_OP keeps the unit for backward */
+    assert_true(sgo.layer_bwd == 0.0 && sgo.head_bwd == 0.0);
+    KernelGpu g = fixture_toy_gpu();
+    assert_true(fabs(fsdp2_reduce_copy_in_s(&g, 1e9, 2, 4) - 1.5e-3) < 1e-15);
+    assert_true(fsdp2_reduce_copy_in_s(&g, 0, 2, 4) == 0.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -380,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_fsdp_apply_param_dtype_refuses_other_half),
         cmocka_unit_test(test_fsdp_cost_autocast_by_hand),
         cmocka_unit_test(test_fsdp_param_dtype_schedule_bytes),
+        cmocka_unit_test(test_fsdp2_copies_by_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,6 +63,11 @@ static const char *const help =
     "                   (Composer's FULL) gathers fp32 units that autocast casts at every\n"
     "                   use, and reduces in fp32 unless communication_data_type says\n"
     "                   otherwise (docs/SCHEDULES.md)\n"
+    "  --fsdp-version 1|2\n"
+    "                   FSDP's implementation (default 1): 2 is fully_shard, whose\n"
+    "                   per-parameter shards are copied out of each all-gather on the\n"
+    "                   compute stream and into each reduce-scatter (torchtitan;\n"
+    "                   docs/SCHEDULES.md)\n"
     "  --schedule deepspeed|textbook\n"
     "                   DeepSpeed's schedules (default) or the seed chapter's textbook\n"
     "                   algorithms, for teaching (docs/SCHEDULES.md)\n"
@@ -122,6 +127,7 @@ enum {
     OPT_FSDP,
     OPT_FSDP_PREFETCH,
     OPT_FSDP_PARAM_DTYPE,
+    OPT_FSDP_VERSION,
     OPT_DPU,
     OPT_MODE,
     OPT_CALIBRATION,
@@ -198,6 +204,7 @@ static int parse_args(int argc, char **argv, RunArgs *a)
         [OPT_FSDP] = {"--fsdp", true, NULL},
         [OPT_FSDP_PREFETCH] = {"--fsdp-backward-prefetch", true, NULL},
         [OPT_FSDP_PARAM_DTYPE] = {"--fsdp-param-dtype", true, NULL},
+        [OPT_FSDP_VERSION] = {"--fsdp-version", true, NULL},
         [OPT_DPU] = {"--delayed-param-update", false, NULL},
         [OPT_MODE] = {"--mode", true, NULL},
         [OPT_CALIBRATION] = {"--calibration", true, NULL},
@@ -241,6 +248,7 @@ static int parse_args(int argc, char **argv, RunArgs *a)
                                  .has_activations = true,
                                  .delayed_param_update = o[OPT_DPU].value != NULL};
     int variant = SCHEDULE_DEEPSPEED, algo = COLL_ALGO_AUTO, comm_model = COMM_MODEL_NCCL;
+    int fsdp_version = 0; /* index into choices_fsdp_version: "1" */
     a->fsdp = FSDP_NONE;
     a->prefetch = 0; /* on */
     a->param_dtype = -1;
@@ -250,6 +258,8 @@ static int parse_args(int argc, char **argv, RunArgs *a)
                    o[OPT_FSDP_PREFETCH].value, &a->prefetch) ||
         cli_choice(cmd, "--fsdp-param-dtype", &choices_fsdp_param_dtype, false,
                    o[OPT_FSDP_PARAM_DTYPE].value, &a->param_dtype) ||
+        cli_choice(cmd, "--fsdp-version", &choices_fsdp_version, false,
+                   o[OPT_FSDP_VERSION].value, &fsdp_version) ||
         cli_choice(cmd, "--schedule", &choices_schedule, false, o[OPT_SCHEDULE].value,
                    &variant) ||
         cli_choice(cmd, "--mode", &choices_mode, false, o[OPT_MODE].value, &a->mode) ||
@@ -260,6 +270,10 @@ static int parse_args(int argc, char **argv, RunArgs *a)
         cli_deepspeed_version(cmd, o[OPT_DS_VERSION].value, &a->sched.zero3_generation) ||
         cli_job_options(cmd, o[OPT_RING_ORDER].value, o[OPT_STRAGGLER].value, &a->job))
         return EXIT_BAD_USAGE;
+    if (o[OPT_FSDP_VERSION].value != NULL && a->fsdp == FSDP_NONE)
+        return cli_usage_error(cmd, "--fsdp-version: expected --fsdp STRATEGY with it, got no "
+                                    "--fsdp");
+    a->sched.is_fsdp2 = fsdp_version == 1;
     if (a->param_dtype >= 0 && a->fsdp == FSDP_NONE)
         return cli_usage_error(cmd, "--fsdp-param-dtype: expected --fsdp STRATEGY with it (it "
                                     "is FSDP's MixedPrecision), got no --fsdp");

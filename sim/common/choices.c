@@ -16,6 +16,7 @@ static const char *const schedule_names[] = {"deepspeed", "textbook", NULL};
 static const char *const fsdp_names[] = {"none",     "FULL_SHARD",   "SHARD_GRAD_OP",
                                          "NO_SHARD", "HYBRID_SHARD", NULL};
 static const char *const fsdp_param_dtype_names[] = {"fp32", "fp16", "bf16", NULL};
+static const char *const fsdp_version_names[] = {"1", "2", NULL};
 static const char *const recompute_names[] = {"none", "selective", "full", "selective-op", NULL};
 static const char *const collective_names[] = {"all_reduce", "all_gather", "reduce_scatter",
                                                "broadcast", "all_to_all", NULL};
@@ -30,6 +31,7 @@ const Choices choices_ring_order = {ring_order_names, false};
 const Choices choices_schedule = {schedule_names, false};
 const Choices choices_fsdp = {fsdp_names, true};
 const Choices choices_fsdp_param_dtype = {fsdp_param_dtype_names, false};
+const Choices choices_fsdp_version = {fsdp_version_names, false};
 const Choices choices_recompute = {recompute_names, false};
 const Choices choices_collective = {collective_names, false};
 const Choices choices_on_off = {on_off_names, false};

@@ -29,6 +29,7 @@ extern const Choices choices_schedule;   /* deepspeed textbook (ScheduleVariant)
 extern const Choices choices_fsdp;       /* none FULL_SHARD ... (FsdpStrategy) */
 extern const Choices choices_fsdp_param_dtype; /* fp32 fp16 bf16 (Precision: FSDP's
                                                    MixedPrecision.param_dtype) */
+extern const Choices choices_fsdp_version; /* 1 2 (index + 1: FSDP's implementation) */
 extern const Choices choices_recompute;  /* none selective full (Recompute; every:N aside) */
 extern const Choices choices_collective; /* all_reduce ... broadcast, all_to_all (CollectiveKind) */
 extern const Choices choices_on_off;     /* on off (true is 0: "on") */

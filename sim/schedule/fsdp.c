@@ -104,6 +104,34 @@ static KernelPass pass_sum(const KernelPass *a, const KernelPass *b)
                         .n_kernels = a->n_kernels + b->n_kernels};
 }
 
+void fsdp2_cost_copy_out(const ModelParams *p, unsigned param_bytes, bool regathers,
+                         StepCost *cost)
+{
+    const KernelGpu *g = &cost->gpu;
+    const double rate = cost->gpu_flops_per_s;
+    /* the unit read from the all-gather's output and written into the parameters */
+    const double layer_s = kernels_memory_s(g, 2.0 * (double)p->per_layer * param_bytes);
+    const double head = (double)(p->lm_head > 0 ? p->lm_head : p->embedding) + p->final_norm;
+    const double head_s = kernels_memory_s(g, 2.0 * head * param_bytes);
+    cost->layer_fwd += layer_s * rate;
+    cost->head_fwd += head_s * rate;
+    if (regathers) {
+        cost->layer_bwd += layer_s * rate;
+        cost->head_bwd += head_s * rate;
+    }
+}
+
+double fsdp2_reduce_copy_in_s(const KernelGpu *g, double bytes, unsigned grad_bytes,
+                              unsigned reduce_bytes)
+{
+    if (bytes <= 0 || reduce_bytes == 0)
+        return 0.0;
+    const double elems = bytes / reduce_bytes;
+    KernelPass pass = {.memory_s = kernels_memory_s(g, elems * (grad_bytes + reduce_bytes)),
+                       .n_kernels = 1};
+    return kernels_pass_s(g, &pass);
+}
+
 void fsdp_cost_autocast(const ModelParams *p, const RunSetup *setup, StepCost *cost)
 {
     const KernelGpu *g = &cost->gpu;

@@ -53,4 +53,21 @@ bool fsdp_has_autocast_casts(const ScheduleOptions *opts, const TrainConfig *tra
  * casts every GEMM weight fp32 -> 16-bit, each backward casts the weight gradients back. */
 void fsdp_cost_autocast(const ModelParams *p, const RunSetup *setup, StepCost *cost);
 
+/* FSDP2 (torch.distributed fully_shard) shards each parameter on its own, so a unit's
+ * all-gather lands in one flat buffer that the compute stream copies out into the unsharded
+ * parameters before the unit runs (_fsdp_collectives.py foreach_all_gather_copy_out:
+ * split_with_sizes_copy, after waiting on the all-gather's event): a memory-bound pass that
+ * reads and writes the unit's gathered bytes, added to each forward and, where the unit is
+ * gathered again for backward (`regathers`), to each backward (a recomputation reuses the
+ * gathered unit). `param_bytes` per element. (FSDP1's flat parameter is gathered in place.) */
+void fsdp2_cost_copy_out(const ModelParams *p, unsigned param_bytes, bool regathers,
+                         StepCost *cost);
+
+/* The reduce-scatter input FSDP2 builds from a unit's unsharded gradients on the
+ * reduce-scatter stream (foreach_reduce -> foreach_reduce_scatter_copy_in, torch._chunk_cat,
+ * casting to the reduce dtype): the time of that pass for a reduce-scatter of `bytes` in the
+ * reduce dtype, the gradients read in `grad_bytes` per element. */
+double fsdp2_reduce_copy_in_s(const KernelGpu *g, double bytes, unsigned grad_bytes,
+                              unsigned reduce_bytes);
+
 #endif

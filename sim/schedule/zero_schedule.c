@@ -83,6 +83,14 @@ static void collective_set(Builder *b, const GroupSet *set, CollectiveKind kind,
             graph_collective_set_logical(b->g, instance, set->n_logical);
         if (n_calls > 1)
             graph_collective_set_calls(b->g, instance, n_calls);
+        if (b->opts->is_fsdp2 && b->opts->fsdp != FSDP_NONE && kind == COLL_REDUCE_SCATTER &&
+            set == &b->shards) /* FSDP2 builds each reduce-scatter's input first */
+            graph_collective_set_overhead(
+                b->g, instance,
+                fsdp2_reduce_copy_in_s(&b->cost.gpu, bytes,
+                                       b->opts->fsdp_param_bytes ? b->opts->fsdp_param_bytes
+                                                                 : b->mem.grad_bytes,
+                                       b->mem.grad_comm_bytes));
         if (b->is_list_api && set == &b->shards &&
             (kind == COLL_ALL_GATHER || kind == COLL_REDUCE_SCATTER)) {
             /* DeepSpeed before 0.6: each call on c10d's list of one tensor per rank */
@@ -1043,6 +1051,10 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
     cost_step(model, &b.params, setup, train, p, &b.cost);
     if (fsdp_has_autocast_casts(opts, train))
         fsdp_cost_autocast(&b.params, setup, &b.cost);
+    if (opts->fsdp != FSDP_NONE && opts->is_fsdp2 && b.z->stage == 3)
+        fsdp2_cost_copy_out(&b.params,
+                            opts->fsdp_param_bytes ? opts->fsdp_param_bytes : b.mem.param_bytes,
+                            opts->fsdp != FSDP_SHARD_GRAD_OP, &b.cost);
     split_units(&b);
     b.is_list_api = b.z->stage == 3 && !b.is_textbook && opts->fsdp == FSDP_NONE &&
                     opts->zero3_generation == ZERO3_GEN_PER_PARAMETER;

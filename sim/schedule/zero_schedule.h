@@ -75,6 +75,8 @@ typedef struct ScheduleOptions {
     unsigned fsdp_param_bytes;   /* FSDP's MixedPrecision.param_dtype: 4 for fp32 unsharded
                                     parameters under 16-bit autocast (fsdp.h); 0: the
                                     training precision's */
+    bool is_fsdp2;               /* FSDP2 (fully_shard): per-parameter shards copied out of
+                                    the all-gather and into the reduce-scatter (fsdp.h) */
     uint32_t n_simulated_ranks;  /* symmetric mode: ranks in the graph, standing for all of
                                     setup->n_gpus (whole nodes); 0: every rank */
     Zero3Generation zero3_generation; /* DeepSpeed's ZeRO-3 fetching (0: current) */

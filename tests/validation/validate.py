@@ -80,6 +80,8 @@ def simulate(zerosim, case, extra=(), recompute=None):
            "--cross-entropy", run.get("cross_entropy", "eager"), "--json", "-", *extra]
     if run.get("fsdp"):
         cmd += ["--fsdp", run["fsdp"]]
+    if run.get("fsdp_version"):  # FSDP2 (fully_shard) copies per-parameter shards
+        cmd += ["--fsdp-version", str(run["fsdp_version"])]
     if run.get("fsdp_param_dtype"):  # FSDP's MixedPrecision.param_dtype
         cmd += ["--fsdp-param-dtype", run["fsdp_param_dtype"]]
     if run.get("ep_size"):  # expert parallelism of a mixture of experts
