@@ -370,8 +370,8 @@ static void test_fsdp_param_dtype_schedule_bytes(void **state)
  * 3 h^2 + h^2 + 2 h f = 19,660,800 bf16 elements is read and written once by the copy-out,
  * 2 x 19,660,800 x 2 B / 1e12 = 78.6432 us, added to forward and (FULL_SHARD regathers) to
  * backward, none to a recomputation; the tied head's 1280 x 1280 embedding plus the final
- * norm's 2 x 1280 the same way. A reduce-scatter of 1e9 B in fp32 reads 2.5e8 bf16 gradients
- * and writes them in fp32: 1.5e9 B / 1e12 = 1.5 ms, above its one launch. */
+ * norm's 2 x 1280 the same way. FSDP2's input of a reduce-scatter of 1e9 B in fp32 reads
+ * 2.5e8 bf16 gradients and writes them in fp32: 1.5e9 B / 1e12 = 1.5 ms, above its launch. */
 static void test_fsdp2_copies_by_hand(void **state)
 {
     (void)state;
@@ -391,8 +391,13 @@ static void test_fsdp2_copies_by_hand(void **state)
     fsdp2_cost_copy_out(&p, 2, false, &sgo); /* SHARD_GRAD_OP keeps the unit for backward */
     assert_true(sgo.layer_bwd == 0.0 && sgo.head_bwd == 0.0);
     KernelGpu g = fixture_toy_gpu();
-    assert_true(fabs(fsdp2_reduce_copy_in_s(&g, 1e9, 2, 4) - 1.5e-3) < 1e-15);
-    assert_true(fsdp2_reduce_copy_in_s(&g, 0, 2, 4) == 0.0);
+    assert_true(fabs(fsdp_reduce_prep_s(&g, true, 1e9, 2, 4) - 1.5e-3) < 1e-15);
+    assert_true(fsdp_reduce_prep_s(&g, true, 0, 2, 4) == 0.0);
+    /* FSDP1: the cast (1.5e9 B) and the in-place predivide, 2.5e8 x 2 x 4 = 2e9 B: 3.5 ms;
+     * reducing in the gradients' own bf16, the predivide alone, 1e9 B of 5e8 elements x 2 x 2
+     * = 2e9 B: 2 ms */
+    assert_true(fabs(fsdp_reduce_prep_s(&g, false, 1e9, 2, 4) - 3.5e-3) < 1e-15);
+    assert_true(fabs(fsdp_reduce_prep_s(&g, false, 1e9, 2, 2) - 2e-3) < 1e-15);
 }
 
 int main(void)

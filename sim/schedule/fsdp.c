@@ -121,14 +121,21 @@ void fsdp2_cost_copy_out(const ModelParams *p, unsigned param_bytes, bool regath
     }
 }
 
-double fsdp2_reduce_copy_in_s(const KernelGpu *g, double bytes, unsigned grad_bytes,
-                              unsigned reduce_bytes)
+double fsdp_reduce_prep_s(const KernelGpu *g, bool is_fsdp2, double bytes, unsigned grad_bytes,
+                          unsigned reduce_bytes)
 {
     if (bytes <= 0 || reduce_bytes == 0)
         return 0.0;
     const double elems = bytes / reduce_bytes;
-    KernelPass pass = {.memory_s = kernels_memory_s(g, elems * (grad_bytes + reduce_bytes)),
-                       .n_kernels = 1};
+    KernelPass pass = {.n_kernels = 0};
+    if (is_fsdp2 || grad_bytes != reduce_bytes) { /* the copy-in, or FSDP1's cast */
+        pass.memory_s += kernels_memory_s(g, elems * (grad_bytes + reduce_bytes));
+        pass.n_kernels += 1;
+    }
+    if (!is_fsdp2) { /* FSDP1's predivide, in place */
+        pass.memory_s += kernels_memory_s(g, elems * 2.0 * reduce_bytes);
+        pass.n_kernels += 1;
+    }
     return kernels_pass_s(g, &pass);
 }
 

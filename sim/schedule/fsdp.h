@@ -63,11 +63,19 @@ void fsdp_cost_autocast(const ModelParams *p, const RunSetup *setup, StepCost *c
 void fsdp2_cost_copy_out(const ModelParams *p, unsigned param_bytes, bool regathers,
                          StepCost *cost);
 
-/* The reduce-scatter input FSDP2 builds from a unit's unsharded gradients on the
- * reduce-scatter stream (foreach_reduce -> foreach_reduce_scatter_copy_in, torch._chunk_cat,
- * casting to the reduce dtype): the time of that pass for a reduce-scatter of `bytes` in the
- * reduce dtype, the gradients read in `grad_bytes` per element. */
-double fsdp2_reduce_copy_in_s(const KernelGpu *g, double bytes, unsigned grad_bytes,
-                              unsigned reduce_bytes);
+/* What FSDP does to a unit's unsharded gradients on its reduce-scatter stream before the
+ * call, for a reduce-scatter of `bytes` in the reduce dtype (`reduce_bytes` per element), the
+ * gradients made in `grad_bytes`:
+ * - FSDP2 builds the reduce-scatter input from them, cast to the reduce dtype
+ *   (_fsdp_collectives.py foreach_reduce -> foreach_reduce_scatter_copy_in,
+ *   torch._chunk_cat): one pass reading grad_bytes and writing reduce_bytes per element;
+ * - FSDP1 casts the flat gradient when the reduce dtype differs (_runtime_utils.py
+ *   _post_backward_hook: unsharded_grad.to(reduce_dtype)), then divides it in place by the
+ *   predivide factor, which is above 1 for every world size of 2 or more
+ *   (_get_gradient_predivide_factor; _reduce_grad -> _div_if_needed): a pass reading and
+ *   writing reduce_bytes.
+ * Returns the time of those passes (streaming bytes, or their launches). */
+double fsdp_reduce_prep_s(const KernelGpu *g, bool is_fsdp2, double bytes, unsigned grad_bytes,
+                          unsigned reduce_bytes);
 
 #endif

@@ -83,14 +83,14 @@ static void collective_set(Builder *b, const GroupSet *set, CollectiveKind kind,
             graph_collective_set_logical(b->g, instance, set->n_logical);
         if (n_calls > 1)
             graph_collective_set_calls(b->g, instance, n_calls);
-        if (b->opts->is_fsdp2 && b->opts->fsdp != FSDP_NONE && kind == COLL_REDUCE_SCATTER &&
-            set == &b->shards) /* FSDP2 builds each reduce-scatter's input first */
+        if (b->opts->fsdp != FSDP_NONE && kind == COLL_REDUCE_SCATTER && set == &b->shards)
+            /* FSDP prepares each reduce-scatter's input first (fsdp.h) */
             graph_collective_set_overhead(
                 b->g, instance,
-                fsdp2_reduce_copy_in_s(&b->cost.gpu, bytes,
-                                       b->opts->fsdp_param_bytes ? b->opts->fsdp_param_bytes
-                                                                 : b->mem.grad_bytes,
-                                       b->mem.grad_comm_bytes));
+                fsdp_reduce_prep_s(&b->cost.gpu, b->opts->is_fsdp2, bytes,
+                                   b->opts->fsdp_param_bytes ? b->opts->fsdp_param_bytes
+                                                             : b->mem.grad_bytes,
+                                   b->mem.grad_comm_bytes));
         if (b->is_list_api && set == &b->shards &&
             (kind == COLL_ALL_GATHER || kind == COLL_REDUCE_SCATTER)) {
             /* DeepSpeed before 0.6: each call on c10d's list of one tensor per rank */
