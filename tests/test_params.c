@@ -85,6 +85,8 @@ static void test_params_count_gpt2_by_hand(void **state)
     assert_int_equal(p.per_layer, 12 * h * h + 13 * h);
     assert_int_equal(p.total, 48 * (12 * h * h + 13 * h) + 50257 * h + 1024 * h + 2 * h);
     assert_int_equal(p.largest_module, 50257 * h); /* the token embedding */
+    assert_int_equal(p.largest_layer_module, 4 * h * h + 4 * h); /* c_fc and its bias */
+    assert_int_equal(params_output_projection(&p), 50257 * h); /* tied: the embedding again */
     model_config_fini(&cfg);
 }
 

@@ -404,6 +404,7 @@ static void test_zero_memory_buffers_hold_module_gradients_and_gathers(void **st
     p.layer[1] = (ParamModule){.name = "B", .weight = 200000000};
     p.layer[2] = (ParamModule){.name = "C", .weight = 500000000};
     p.n_layer_modules = 3;
+    p.largest_layer_module = 600000000; /* as params_count() would set it */
     p.embedding = 300000000;
     TrainConfig cfg = train(2, PRECISION_BF16);
     ZeroMemory m;

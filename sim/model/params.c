@@ -166,7 +166,7 @@ void params_count(const ModelConfig *cfg, ModelParams *out)
     out->final_vectors = cfg->has_final_norm ? norm_w + norm_b : 0;
     out->final_norm = out->final_vectors + projection;
     out->lm_head = cfg->is_tied ? 0 : cfg->vocab * e + (cfg->has_lm_head_bias ? cfg->vocab : 0);
-    out->largest_module = largest;
+    out->largest_module = out->largest_layer_module = largest;
     out->largest_layer = out->per_layer;
     if (cfg->moe.n_experts > 0) {
         count_moe(cfg, out);
@@ -190,6 +190,11 @@ void params_count(const ModelConfig *cfg, ModelParams *out)
     if (out->lm_head > largest)
         largest = out->lm_head;
     out->largest_module = largest;
+}
+
+uint64_t params_output_projection(const ModelParams *p)
+{
+    return p->lm_head > 0 ? p->lm_head : p->embedding;
 }
 
 uint64_t params_n_tensors(const ModelParams *p, uint64_t n_layers)

@@ -48,6 +48,8 @@ typedef struct ModelParams {
     uint64_t hidden;         /* h, the width of every norm vector */
     uint64_t total;          /* Psi */
     uint64_t largest_module; /* biggest single module (weight + bias) */
+    uint64_t largest_layer_module; /* ... of `layer`'s modules alone (no embeddings, no MoE
+                                      block) */
     /* mixture of experts; all 0 for a dense model */
     ParamModule moe[PARAMS_MAX_MOE_MODULES]; /* one MoE layer's MLP block */
     size_t n_moe_modules;
@@ -66,6 +68,9 @@ typedef struct ModelParams {
     uint64_t gemm_dense_mlp;    /* ... in a dense layer's MLP (0 for a dense model) */
     uint64_t largest_layer;  /* the biggest whole layer, all its experts included */
 } ModelParams;
+
+/* The output projection's elements: the untied lm_head, or the tied embedding used again. */
+uint64_t params_output_projection(const ModelParams *p);
 
 /* Parameters of layer u (all of its experts included). */
 uint64_t params_layer(const ModelParams *p, const ModelConfig *cfg, uint64_t layer);

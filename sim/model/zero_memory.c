@@ -26,15 +26,6 @@ unsigned zero_memory_reduce_buffer_bytes(const ZeroMemory *m)
     return m->grad_bytes + (m->grad_comm_bytes != m->grad_bytes ? m->grad_comm_bytes : 0u);
 }
 
-static uint64_t largest_module(const ModelParams *params)
-{
-    uint64_t largest = 0;
-    for (size_t i = 0; i < params->n_layer_modules; i++)
-        if (params->layer[i].weight + params->layer[i].bias > largest)
-            largest = params->layer[i].weight + params->layer[i].bias;
-    return largest;
-}
-
 static uint64_t gpu_buffers(const ZeroConfig *z, const ModelParams *params, uint64_t n_layers,
                             uint64_t ep, uint64_t psi, uint64_t persistent, const ZeroMemory *m,
                             uint64_t n_gpus)
@@ -52,7 +43,7 @@ static uint64_t gpu_buffers(const ZeroConfig *z, const ModelParams *params, uint
             return 0;
         uint64_t transient = 0;
         if (z->stage == 2) {
-            transient = largest_module(params);
+            transient = params->largest_layer_module;
             if (end_module > transient)
                 transient = end_module;
         }

@@ -111,7 +111,7 @@ void fsdp2_cost_copy_out(const ModelParams *p, unsigned param_bytes, bool regath
     const double rate = cost->gpu_flops_per_s;
     /* the unit read from the all-gather's output and written into the parameters */
     const double layer_s = kernels_memory_s(g, 2.0 * (double)p->per_layer * param_bytes);
-    const double head = (double)(p->lm_head > 0 ? p->lm_head : p->embedding) + p->final_norm;
+    const double head = (double)params_output_projection(p) + (double)p->final_norm;
     const double head_s = kernels_memory_s(g, 2.0 * head * param_bytes);
     cost->layer_fwd += layer_s * rate;
     cost->head_fwd += head_s * rate;

@@ -286,8 +286,8 @@ static double live_bytes(const Builder *b, uint32_t u, int pass, double part_byt
     double alone = 0.0; /* elements of the embedding or output projection module */
     if (u == 0)
         alone = (double)(p->embedding + p->position);
-    if (u == L - 1 && (double)(p->lm_head > 0 ? p->lm_head : p->embedding) > alone)
-        alone = (double)(p->lm_head > 0 ? p->lm_head : p->embedding);
+    if (u == L - 1 && (double)params_output_projection(p) > alone)
+        alone = (double)params_output_projection(p);
     double alone_bytes = alone * (b->mem.param_bytes + (pass == 1 ? b->mem.grad_bytes : 0u));
     if (alone_bytes > need)
         need = alone_bytes;
@@ -531,13 +531,10 @@ static double grad_transient_bytes(const Builder *b, uint32_t u)
     if (b->z->stage != 2 || b->is_textbook || b->opts->fsdp != FSDP_NONE || b->n_gpus < 2)
         return 0.0;
     const ModelParams *p = &b->params;
-    double largest = 0.0;
-    for (size_t i = 0; i < p->n_layer_modules; i++)
-        if ((double)(p->layer[i].weight + p->layer[i].bias) > largest)
-            largest = (double)(p->layer[i].weight + p->layer[i].bias);
+    double largest = (double)p->largest_layer_module;
     const uint32_t L = (uint32_t)b->model->n_layers;
-    if (u == L - 1 && (double)(p->lm_head > 0 ? p->lm_head : p->embedding) > largest)
-        largest = (double)(p->lm_head > 0 ? p->lm_head : p->embedding);
+    if (u == L - 1 && (double)params_output_projection(p) > largest)
+        largest = (double)params_output_projection(p);
     if (u == 0 && (double)p->embedding > largest)
         largest = (double)p->embedding;
     return largest * b->mem.grad_bytes;
@@ -753,6 +750,14 @@ static void boundary(Builder *b)
     }
 }
 
+/* Bytes per gathered parameter: FSDP's MixedPrecision.param_dtype (fsdp.h), else the
+ * training precision's. */
+static unsigned unit_param_bytes(const ScheduleOptions *opts, const ZeroMemory *mem)
+{
+    return opts->fsdp != FSDP_NONE && opts->fsdp_param_bytes ? opts->fsdp_param_bytes
+                                                             : mem->param_bytes;
+}
+
 /* Per-unit parameters: layer u, with the embedding (and learned positions) on the first unit
  * and the final norm and output projection (or the tied embedding, used again) on the last. */
 static void split_units(Builder *b)
@@ -764,10 +769,7 @@ static void split_units(Builder *b)
     b->unit_params = xmalloc(L * sizeof *b->unit_params);
     b->unit_gathered = xmalloc(L * sizeof *b->unit_gathered);
     b->unit_expert = xcalloc(L, sizeof *b->unit_expert);
-    /* FSDP gathers its flat parameters in MixedPrecision.param_dtype (fsdp.h) */
-    const double gather_bytes = b->opts->fsdp != FSDP_NONE && b->opts->fsdp_param_bytes
-                                    ? (double)b->opts->fsdp_param_bytes
-                                    : (double)b->mem.param_bytes;
+    const double gather_bytes = (double)unit_param_bytes(b->opts, &b->mem);
     for (uint32_t u = 0; u < L; u++) {
         double own = (double)p->per_layer, gathered = (double)(p->per_layer - persistent_layer);
         if (p->n_experts > 0 && is_moe_layer(b, u)) {
@@ -800,7 +802,7 @@ static void split_units(Builder *b)
             own += (double)(p->final_norm + p->lm_head);
             bool norm_resident = b->model->hidden <= b->z->param_persistence_threshold;
             gathered += (double)(norm_resident ? 0 : p->final_norm) +
-                        (double)(p->lm_head > 0 ? p->lm_head : p->embedding);
+                        (double)params_output_projection(p);
         }
         b->unit_params[u] = own;
         b->unit_gathered[u] = gathered * gather_bytes;
@@ -1052,8 +1054,7 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
     if (fsdp_has_autocast_casts(opts, train))
         fsdp_cost_autocast(&b.params, setup, &b.cost);
     if (opts->fsdp != FSDP_NONE && opts->is_fsdp2 && b.z->stage == 3)
-        fsdp2_cost_copy_out(&b.params,
-                            opts->fsdp_param_bytes ? opts->fsdp_param_bytes : b.mem.param_bytes,
+        fsdp2_cost_copy_out(&b.params, unit_param_bytes(opts, &b.mem),
                             opts->fsdp != FSDP_SHARD_GRAD_OP, &b.cost);
     split_units(&b);
     b.is_list_api = b.z->stage == 3 && !b.is_textbook && opts->fsdp == FSDP_NONE &&
