@@ -589,9 +589,8 @@ static const char *const z3_text =
     "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
     " \"zero_optimization\": {\"stage\": 3}}";
 
-/* The prefetch all-gathers of one steady-state layer of the tiny Llama, as DeepSpeed's
- * coordinator walks it (model/zero3_walk.h, tested on hand traces in test_zero3_walk.c). */
-static uint32_t tiny_layer_prefetch_calls(bool is_backward)
+/* The tiny Llama's parameter counts, and its layer count in *out_layers (may be NULL). */
+static ModelParams tiny_params(uint64_t *out_layers)
 {
     Err err = {0};
     ModelConfig model;
@@ -599,9 +598,19 @@ static uint32_t tiny_layer_prefetch_calls(bool is_backward)
                      0);
     ModelParams p;
     params_count(&model, &p);
+    if (out_layers)
+        *out_layers = model.n_layers;
+    model_config_fini(&model);
+    return p;
+}
+
+/* The prefetch all-gathers of one steady-state layer of the tiny Llama, as DeepSpeed's
+ * coordinator walks it (model/zero3_walk.h, tested on hand traces in test_zero3_walk.c). */
+static uint32_t tiny_layer_prefetch_calls(bool is_backward)
+{
+    ModelParams p = tiny_params(NULL);
     Zero3Walk w;
     zero3_walk(p.layer, p.n_layer_modules, 100000, 50000000, 1000000000, is_backward, 2, 2, &w);
-    model_config_fini(&model);
     /* every module arrives by prefetch: none is fetched on demand */
     assert_true(w.early_elems == w.gathered_elems);
     assert_int_equal(w.calls_late, 0);
@@ -687,13 +696,7 @@ static void test_zero_schedule_tiny_reduce_bucket_is_one_parameter(void **state)
         for (uint32_t i = 0; i < graph_n_ops(g); i++)
             n += ops[i].rank == 0 && ops[i].kind == OP_COLLECTIVE && ops[i].label == want;
         /* the tiny Llama's parameters, in buckets of its largest module */
-        Err err = {0};
-        ModelConfig model;
-        assert_int_equal(
-            model_config_parse(&model, "tiny.json", model_text, strlen(model_text), &err), 0);
-        ModelParams p;
-        params_count(&model, &p);
-        model_config_fini(&model);
+        ModelParams p = tiny_params(NULL);
         assert_int_equal(n, (uint32_t)ceil((double)p.total / (double)p.largest_module));
         graph_destroy(g);
     }
@@ -714,14 +717,9 @@ static void test_zero_schedule_nvme_sub_groups_are_whole_tensors(void **state)
     const Op *ops = graph_ops(g);
     for (uint32_t i = 0; i < graph_n_ops(g); i++)
         n += ops[i].rank == 0 && ops[i].label == want;
-    Err err = {0};
-    ModelConfig model;
-    assert_int_equal(model_config_parse(&model, "tiny.json", model_text, strlen(model_text), &err),
-                     0);
-    ModelParams p;
-    params_count(&model, &p);
-    assert_true(n >= 2 && n <= params_n_tensors(&p, model.n_layers));
-    model_config_fini(&model);
+    uint64_t n_layers;
+    ModelParams p = tiny_params(&n_layers);
+    assert_true(n >= 2 && n <= params_n_tensors(&p, n_layers));
     graph_destroy(g);
 }
 
