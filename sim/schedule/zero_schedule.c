@@ -588,7 +588,8 @@ static void backward_layer(Builder *b, MicroBatch *m, uint32_t u)
     const double held_bytes[2] = {m->keep_acts && !work ? (double)b->act.backward_extra : 0.0,
                                   m->keep_acts ? grad_transient_bytes(b, u) : 0.0};
     const MemCategory held_category[2] = {MEM_ACTIVATIONS, MEM_BUFFERS};
-    uint32_t *held = xmalloc(2 * n * sizeof *held);
+    uint32_t *held =
+        held_bytes[0] > 0 || held_bytes[1] > 0 ? xmalloc(2 * n * sizeof *held) : NULL;
     for (int k = 0; k < 2; k++)
         for (uint32_t r = 0; r < n && held_bytes[k] > 0; r++)
             graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, held_category[k], held_bytes[k],
