@@ -366,6 +366,46 @@ static void test_straggler_must_be_in_the_platform(void **state)
     assert_int_equal(p.job.straggler_index, 15);
 }
 
+/* The CUDA context by module loading: lazy is runtime.cuda_context_bytes; eager takes
+ * cuda_context_eager_bytes, and is refused, naming the key, where the platform has none. */
+static void test_module_loading_swaps_the_context(void **state)
+{
+    (void)state;
+    const char *runtime = ",\n  \"runtime\": {\"cuda_context_bytes\": 266076160, "
+                          "\"cuda_context_eager_bytes\": 645660672, "
+                          "\"cublas_workspace_bytes\": 8519680}\n}\n";
+    char *text = edit(P_TAIL, runtime);
+    Platform p;
+    parse_ok(text, &p);
+    free(text);
+    Err err = {0};
+    assert_int_equal(platform_set_module_loading(&p, false, &err), 0);
+    assert_int_equal(p.runtime.cuda_context_bytes, 266076160);
+    assert_int_equal(platform_set_module_loading(&p, true, &err), 0);
+    assert_int_equal(p.runtime.cuda_context_bytes, 645660672);
+    assert_true(p.runtime.is_eager_loading);
+    assert_int_equal(platform_set_module_loading(&p, true, &err), 0); /* idempotent */
+    assert_int_equal(p.runtime.cuda_context_bytes, 645660672);
+    /* without the eager size (optional: older platform files stay valid) */
+    text = edit(P_TAIL, ",\n  \"runtime\": {\"cuda_context_bytes\": 266076160, "
+                        "\"cublas_workspace_bytes\": 8519680}\n}\n");
+    parse_ok(text, &p);
+    free(text);
+    assert_int_equal(platform_set_module_loading(&p, true, &err), -1);
+    assert_string_equal(err.msg, "--cuda-module-loading eager: expected "
+                                 "runtime.cuda_context_eager_bytes in platform toy (the CUDA "
+                                 "context with every kernel loaded), got no such key");
+    Err err2 = {0};
+    parse_ok(toy, &p); /* no runtime section at all */
+    assert_int_equal(platform_set_module_loading(&p, true, &err2), -1);
+    assert_non_null(strstr(err2.msg, "got no runtime section"));
+    assert_edit_fails(P_TAIL,
+                      ",\n  \"runtime\": {\"cuda_context_bytes\": 1, \"cuda_context_eager_bytes\": "
+                      "0, \"cublas_workspace_bytes\": 1}\n}\n",
+                      "p.json: runtime.cuda_context_eager_bytes: expected integer in [1, "
+                      "1099511627776], got 0");
+}
+
 static void test_every_shipped_platform_loads(void **state)
 {
     (void)state;
@@ -384,6 +424,9 @@ static void test_every_shipped_platform_loads(void **state)
         assert_true(platform_n_gpus(&p) >= 1);
         assert_int_equal(p.gpus_per_node % p.pcie.gpus_per_switch, 0);
         assert_true(p.gpu.hbm_bytes > 0 && p.cpu.dram_bytes > 0);
+        /* each says how big its CUDA context is under both module loadings */
+        assert_true(p.has_runtime &&
+                    p.runtime.cuda_context_eager_bytes > p.runtime.cuda_context_bytes);
         n_loaded++;
     }
     closedir(dir);
@@ -507,6 +550,7 @@ int main(void)
         cmocka_unit_test(test_fabric_cross_nic_rails_leave_the_leaf),
         cmocka_unit_test(test_fabric_structure_errors),
         cmocka_unit_test(test_straggler_must_be_in_the_platform),
+        cmocka_unit_test(test_module_loading_swaps_the_context),
         cmocka_unit_test(test_every_shipped_platform_loads),
         cmocka_unit_test(test_load_unknown_name),
         cmocka_unit_test(test_resize_whole_nodes),

@@ -677,6 +677,55 @@ static void test_zero_schedule_zero3_first_step_and_old_releases(void **state)
     graph_destroy(g);
 }
 
+/* The flat tensor c10d's list API allocates around the first collective labelled `label` on
+ * rank 0: the bytes of the ALLOC on its stream just before it when the next op of that stream
+ * frees that buffer; 0 when there is none. */
+static double flat_buffer_around(const Graph *g, const char *label, StreamKind stream)
+{
+    const Op *ops = graph_ops(g);
+    const uint32_t want = graph_find_label(g, label), n = graph_n_ops(g);
+    uint32_t at = n;
+    for (uint32_t i = 0; i < n && at == n; i++)
+        if (ops[i].rank == 0 && ops[i].kind == OP_COLLECTIVE && ops[i].label == want)
+            at = i;
+    assert_true(at < n);
+    const Op *before = NULL, *after = NULL; /* rank 0's neighbours on that stream */
+    for (uint32_t i = at; i-- > 0 && before == NULL;)
+        if (ops[i].rank == 0 && ops[i].stream_kind == stream)
+            before = &ops[i];
+    for (uint32_t i = at + 1; i < n && after == NULL; i++)
+        if (ops[i].rank == 0 && ops[i].stream_kind == stream)
+            after = &ops[i];
+    if (before == NULL || after == NULL || before->kind != OP_ALLOC || after->kind != OP_FREE ||
+        after->ref != before->ref)
+        return 0.0;
+    return before->amount;
+}
+
+/* DeepSpeed before 0.6 gathered each parameter through c10d's list API, whose
+ * ProcessGroupNCCL::allgather runs NCCL on a flat tensor of the whole parameter it allocates
+ * (flatten_for_scatter_gather): beside the gathered buffer, the largest parameter's bytes for
+ * the duration of the call. The tiny Llama's largest layer tensor is an MLP weight, 1024 x
+ * 4096 = 4,194,304 elements, 8,388,608 bytes in bf16. Current DeepSpeed gathers into its own
+ * flat buffer: no such allocation. */
+static void test_zero_schedule_list_api_holds_a_flat_tensor(void **state)
+{
+    (void)state;
+    Graph *g = build_only(z3_text, 1, ZERO3_GEN_PER_PARAMETER);
+    assert_true(flat_buffer_around(g, "gather fwd L1", STREAM_GATHER) == 1024.0 * 4096 * 2);
+    assert_true(flat_buffer_around(g, "gather bwd L2", STREAM_GATHER) == 1024.0 * 4096 * 2);
+    /* the first layer's unit holds the token embedding, 32000 x 1024 */
+    assert_true(flat_buffer_around(g, "gather fwd L0", STREAM_GATHER) == 32000.0 * 1024 * 2);
+    /* reduce_scatter flattens its input list the same way; a bucket may hold any parameter,
+     * so it is the model's largest (the untied output projection, 32000 x 1024 as well); the
+     * first bucket (the last layer and the head) is larger than that */
+    assert_true(flat_buffer_around(g, "grad bucket", STREAM_REDUCE) == 32000.0 * 1024 * 2);
+    graph_destroy(g);
+    g = build_only(z3_text, 1, ZERO3_GEN_PER_SUBMODULE);
+    assert_true(flat_buffer_around(g, "gather fwd L1", STREAM_GATHER) == 0.0);
+    graph_destroy(g);
+}
+
 /* A reduce_bucket_size of 0 (valid: DeepSpeedZeroConfig ge=0) or 1 still reduces each
  * parameter in a bucket of its own: stage 0's buckets after backward are at least the
  * largest module, so the step has ceil(Psi / largest) of them (it looped forever on 0, and
@@ -846,6 +895,7 @@ int main(void)
         cmocka_unit_test(test_zero_schedule_zero3_gathers_per_submodule),
         cmocka_unit_test(test_zero_schedule_zero3_first_step_and_old_releases),
         cmocka_unit_test(test_zero_schedule_grad_buckets_count_deepspeed_calls),
+        cmocka_unit_test(test_zero_schedule_list_api_holds_a_flat_tensor),
         cmocka_unit_test(test_zero_schedule_tiny_reduce_bucket_is_one_parameter),
         cmocka_unit_test(test_zero_schedule_nvme_sub_groups_are_whole_tensors),
         cmocka_unit_test(test_zero_schedule_moe_graph),

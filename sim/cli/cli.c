@@ -134,6 +134,18 @@ int cli_choice(const char *command, const char *option, const Choices *choices, 
     return 0;
 }
 
+int cli_module_loading(const char *command, const char *text, Platform *p, StrList *defaults,
+                       Err *err)
+{
+    int eager = 0;
+    if (cli_choice(command, "--cuda-module-loading", &choices_module_loading, false, text, &eager))
+        return EXIT_BAD_USAGE;
+    if (text == NULL && defaults != NULL && p->has_runtime)
+        strlist_addf(defaults, "--cuda-module-loading lazy (CUDA_MODULE_LOADING=LAZY, PyTorch's "
+                               "default since 1.13)");
+    return platform_set_module_loading(p, eager == 1, err) ? EXIT_BAD_INPUT : 0;
+}
+
 int cli_job_options(const char *command, const char *ring_order, const char *straggler,
                     CliJob *out)
 {

@@ -87,6 +87,20 @@ int cli_parse(const char *command, const char *help, int argc, char **argv, int 
     "  --headroom F     share of GPU memory the fits/out-of-memory verdict keeps free, in\n"     \
     "                   [0, 0.5] (default 0.05)\n"
 
+#define CLI_HELP_MODULE_LOADING                                                                    \
+    "  --cuda-module-loading lazy|eager\n"                                                       \
+    "                   CUDA_MODULE_LOADING of the run: lazy loads each kernel at its first\n" \
+    "                   use (PyTorch >= 1.13, CUDA >= 11.7); eager loads them all at start,\n" \
+    "                   a larger CUDA context (runtime.cuda_context_eager_bytes), as every\n"   \
+    "                   run before 2022 did (default lazy)\n"
+
+/* --cuda-module-loading (NULL when absent: lazy, recorded in `defaults` when not NULL and the
+ * platform counts the CUDA context) applied to platform p. 0, EXIT_BAD_USAGE (message
+ * printed) for an unknown value, or EXIT_BAD_INPUT with err set when the platform has no
+ * eager context size. */
+int cli_module_loading(const char *command, const char *text, Platform *p, StrList *defaults,
+                       Err *err);
+
 /* --ep-size, --moe-capacity-factor and --moe-imbalance (each NULL when absent) into out. 0, or EXIT_BAD_USAGE
  * with the message printed. */
 int cli_moe_options(const char *command, const char *ep_size, const char *capacity_factor,

@@ -26,7 +26,7 @@ static const char *const help =
     "the cheapest change that fits (a smaller micro-batch at the same global batch,\n"
     "activation checkpointing, a later ZeRO stage, offload), found by re-estimating them.\n"
     "\n"
-    "required:\n" CLI_HELP_INPUTS "options:\n" CLI_HELP_SETUP CLI_HELP_MOE CLI_HELP_HEADROOM
+    "required:\n" CLI_HELP_INPUTS "options:\n" CLI_HELP_SETUP CLI_HELP_MOE CLI_HELP_HEADROOM CLI_HELP_MODULE_LOADING
     "  --json FILE|-    also write the JSON report to FILE; '-' writes only JSON to stdout\n"
     "  -h, --help       this text\n"
     "\n"
@@ -49,6 +49,7 @@ enum {
     OPT_EP_SIZE,
     OPT_CAPACITY,
     OPT_IMBALANCE,
+    OPT_MODULE_LOADING,
     N_OPTS
 };
 
@@ -79,6 +80,7 @@ int cmd_estimate(int argc, char **argv)
         [OPT_EP_SIZE] = {"--ep-size", true, NULL},
         [OPT_CAPACITY] = {"--moe-capacity-factor", true, NULL},
         [OPT_IMBALANCE] = {"--moe-imbalance", true, NULL},
+        [OPT_MODULE_LOADING] = {"--cuda-module-loading", true, NULL},
     };
     const char *cmd = "estimate";
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
@@ -114,6 +116,10 @@ int cmd_estimate(int argc, char **argv)
         goto done;
     exit_code = cli_load_inputs(o[OPT_MODEL].value, o[OPT_CONFIG].value, o[OPT_PLATFORM].value,
                                 gpus, nodes, &overrides, &model, &train, &platform, &err);
+    if (exit_code)
+        goto done;
+    exit_code = cli_module_loading(cmd, o[OPT_MODULE_LOADING].value, &platform, &setup_defaults,
+                                   &err);
     if (exit_code)
         goto done;
     exit_code = EXIT_BAD_INPUT;

@@ -47,7 +47,7 @@ static const char *const help =
     "sum fits HBM less the headroom, and\n"
     "the bytes each rank sends per collective and per link class.\n"
     "\n"
-    "required:\n" CLI_HELP_INPUTS "options:\n" CLI_HELP_SETUP CLI_HELP_MOE CLI_HELP_HEADROOM
+    "required:\n" CLI_HELP_INPUTS "options:\n" CLI_HELP_SETUP CLI_HELP_MOE CLI_HELP_HEADROOM CLI_HELP_MODULE_LOADING
     "  --steps K        optimizer steps to simulate back to back (default 1)\n"
     "  --delayed-param-update\n"
     "                   ZeRO-Offload's one-step delayed parameter update: the CPU\n"
@@ -143,6 +143,7 @@ enum {
     OPT_RING_ORDER,
     OPT_STRAGGLER,
     OPT_HTML,
+    OPT_MODULE_LOADING,
     N_OPTS
 };
 
@@ -218,6 +219,7 @@ static int parse_args(int argc, char **argv, RunArgs *a)
         [OPT_DS_VERSION] = {"--deepspeed-version", true, NULL},
         [OPT_HTML] = {"--html", true, NULL},
         [OPT_RING_ORDER] = CLI_JOB_OPTIONS,
+        [OPT_MODULE_LOADING] = {"--cuda-module-loading", true, NULL},
     };
     const char *cmd = "run";
     memset(a, 0, sizeof *a);
@@ -386,6 +388,10 @@ int cmd_run(int argc, char **argv)
     if (apply_calibration(o[OPT_CALIBRATION].value, &platform, &setup_defaults, &err))
         goto done;
     exit_code = cli_job_apply(cmd, &a.job, &platform);
+    if (exit_code)
+        goto done;
+    exit_code = cli_module_loading(cmd, o[OPT_MODULE_LOADING].value, &platform, &setup_defaults,
+                                   &err);
     if (exit_code)
         goto done;
     exit_code = EXIT_BAD_INPUT;

@@ -55,8 +55,8 @@ static const char *const fabric_keys[] = {"topology",       "oversubscription", 
                                           NULL};
 static const char *const spine_keys[] = {"oversubscription", "nodes_per_pod",
                                          "core_oversubscription", NULL};
-static const char *const runtime_keys[] = {"cuda_context_bytes", "cublas_workspace_bytes",
-                                           "source", NULL};
+static const char *const runtime_keys[] = {"cuda_context_bytes", "cuda_context_eager_bytes",
+                                           "cublas_workspace_bytes", "source", NULL};
 static const char *const topologies[] = {"fat_tree", "rail_optimized", NULL};
 static const char *const nccl_keys[] = {"arch",    "cpu_vendor", "channels",
                                         "version", "source",     NULL};
@@ -334,6 +334,10 @@ static int read_runtime(const cJSON *root, JsonAt at, Platform *p, Err *err)
     if (r == NULL)
         return 0;
     JsonAt s = {at.file, "runtime"};
+    /* optional: the context with eager module loading (--cuda-module-loading eager) */
+    if (jsonfile_get_u64(r, "cuda_context_eager_bytes", s, 1, 1ull << 40,
+                         &p->runtime.cuda_context_eager_bytes, err) < 0)
+        return -1;
     return need_u64(r, "cuda_context_bytes", s, 0, 1ull << 40, &p->runtime.cuda_context_bytes,
                     err) ||
                    need_u64(r, "cublas_workspace_bytes", s, 0, 1ull << 40,
@@ -521,6 +525,20 @@ _Static_assert(PLATFORM_RING_PACKED == 0 && PLATFORM_RING_SPREAD == 1 &&
 void platform_set_ring_order(Platform *p, PlatformRingOrder order)
 {
     p->job.ring_order = order;
+}
+
+int platform_set_module_loading(Platform *p, bool is_eager, Err *err)
+{
+    if (!is_eager || p->runtime.is_eager_loading)
+        return 0;
+    if (!p->has_runtime || p->runtime.cuda_context_eager_bytes == 0)
+        return err_set(err,
+                       "--cuda-module-loading eager: expected runtime.cuda_context_eager_bytes "
+                       "in platform %s (the CUDA context with every kernel loaded), got %s",
+                       p->name, p->has_runtime ? "no such key" : "no runtime section");
+    p->runtime.cuda_context_bytes = p->runtime.cuda_context_eager_bytes;
+    p->runtime.is_eager_loading = true;
+    return 0;
 }
 
 int platform_set_straggler(Platform *p, bool is_node, uint64_t index, double slowdown,

@@ -113,8 +113,13 @@ typedef struct Platform {
      * absent, has_runtime is false and reports say these are not counted). */
     bool has_runtime;
     struct {
-        uint64_t cuda_context_bytes;     /* context + loaded kernels, outside the allocator */
+        uint64_t cuda_context_bytes;     /* context + loaded kernels, outside the allocator:
+                                            lazy module loading (CUDA_MODULE_LOADING=LAZY) */
+        uint64_t cuda_context_eager_bytes; /* ... with every kernel loaded at start (eager
+                                              loading, before CUDA 11.7 and PyTorch 1.13);
+                                              0: not given */
         uint64_t cublas_workspace_bytes; /* per cuBLAS handle and stream, inside it */
+        bool is_eager_loading;           /* cuda_context_bytes is the eager one */
     } runtime;
 
     /* The switch network as built (docs/PLATFORM-FORMAT.md, "fabric"). Leaf switches serve
@@ -176,6 +181,12 @@ void platform_set_ring_order(Platform *p, PlatformRingOrder order);
 
 /* Makes one node (is_node) or one GPU rank `index` compute `slowdown` (> 1) times slower;
  * fails when index is not in the (resized) platform. `what` names the option in messages. */
+/* CUDA's module loading for the run: eager replaces the context with
+ * runtime.cuda_context_eager_bytes (what the CUDA runtime holds when it loads every kernel of
+ * the libraries at start, as before CUDA 11.7 and PyTorch 1.13). 0, or -1 with err set when
+ * eager is asked of a platform without that key. */
+int platform_set_module_loading(Platform *p, bool is_eager, Err *err);
+
 int platform_set_straggler(Platform *p, bool is_node, uint64_t index, double slowdown,
                            const char *what, Err *err);
 

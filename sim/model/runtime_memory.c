@@ -165,6 +165,7 @@ void runtime_memory(const Platform *p, const ZeroConfig *z, uint64_t n_gpus, Run
         return;
     out->is_counted = true;
     out->cuda_context_bytes = p->runtime.cuda_context_bytes;
+    out->is_eager_loading = p->runtime.is_eager_loading;
     out->cublas_workspace_bytes = RUNTIME_CUBLAS_HANDLES * p->runtime.cublas_workspace_bytes;
     out->outside_bytes = out->cuda_context_bytes;
     if (n_gpus < 2)

@@ -111,6 +111,7 @@ typedef struct RuntimeMemory {
     bool is_counted;                 /* the platform gives a runtime section */
     uint64_t n_communicators;        /* NCCL communicators a rank joins */
     uint64_t cuda_context_bytes;     /* outside the allocator */
+    bool is_eager_loading;           /* the context with every kernel loaded at start */
     uint64_t nccl_bytes;             /* outside the allocator: NCCL's own allocations, the sum: */
     RuntimeNcclBytes nccl;           /*   by algorithm, over the communicators */
     uint64_t outside_bytes;          /* context + NCCL */

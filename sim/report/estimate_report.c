@@ -105,7 +105,8 @@ void estimate_report_text(FILE *out, const EstimateReport *r)
     row(out, "cuBLAS workspaces", gib(e->runtime.cublas_workspace_bytes), "");
     row(out, "= allocated peak", gib(e->gpu_allocated_peak), "(act. or step copies)");
     if (e->runtime.is_counted) {
-        row(out, "CUDA context", gib(e->runtime.cuda_context_bytes), "");
+        row(out, "CUDA context", gib(e->runtime.cuda_context_bytes),
+            e->runtime.is_eager_loading ? "eager module loading" : "lazy module loading");
         row(out, "NCCL buffers", gib(e->runtime.nccl_bytes), "");
     } else {
         row(out, "CUDA context, NCCL buffers", 0.0, "(no runtime section: not counted)");
@@ -282,6 +283,7 @@ void estimate_report_json(FILE *out, const EstimateReport *r)
     json_kv_u64(&w, "gpu_allocated_peak_bytes", e->gpu_allocated_peak);
     json_kv_bool(&w, "runtime_counted", e->runtime.is_counted);
     json_kv_u64(&w, "gpu_cuda_context_bytes", e->runtime.cuda_context_bytes);
+    json_kv_string(&w, "cuda_module_loading", e->runtime.is_eager_loading ? "eager" : "lazy");
     json_kv_u64(&w, "gpu_nccl_bytes", e->runtime.nccl_bytes);
     json_kv_u64(&w, "gpu_device_peak_bytes", e->gpu_device_peak);
     json_kv_u64(&w, "gpu_headroom_bytes", e->gpu_headroom);

@@ -157,7 +157,8 @@ void run_report_text(FILE *out, const RunReport *r)
             gib(g->reserved_peak_bytes - mem_sum(g->at_reserved_peak)),
             gib(mem_sum(g->at_reserved_peak)));
     if (rt->is_counted) {
-        row(out, "CUDA context", gib((double)rt->cuda_context_bytes));
+        fprintf(out, "  %-34s %10.2f   %s module loading\n", "CUDA context",
+                gib((double)rt->cuda_context_bytes), rt->is_eager_loading ? "eager" : "lazy");
         /* the communicators, and the algorithms whose connections hold the bytes */
         const RuntimeNcclBytes *nb = &rt->nccl;
         const struct {
@@ -279,6 +280,7 @@ void run_report_json(FILE *out, const RunReport *r)
     json_begin_object(&w);
     json_kv_bool(&w, "counted", e->runtime.is_counted);
     json_kv_u64(&w, "cuda_context", e->runtime.cuda_context_bytes);
+    json_kv_string(&w, "cuda_module_loading", e->runtime.is_eager_loading ? "eager" : "lazy");
     json_kv_u64(&w, "nccl", e->runtime.nccl_bytes);
     json_kv_u64(&w, "nccl_communicators", e->runtime.n_communicators);
     json_key(&w, "nccl_by_algorithm");

@@ -68,6 +68,7 @@ typedef struct Builder {
     bool is_tracing;          /* DeepSpeed's first step records the module order: no prefetch */
     bool is_list_api;         /* DeepSpeed ZeRO-3 before 0.6: per-parameter all-gathers and
                                  reduce-scatters on c10d's per-rank lists (kernels.h) */
+    uint32_t *flat_buffers;   /* per rank: c10d's flat tensor of the list call in flight */
     OpId *ops;                /* one op per rank from the last collective_set() */
     OpId *scratch;            /* graph_collective's output, in group order */
     OpId *last_compute;       /* per rank: last op on the compute stream, or GRAPH_NO_OP */

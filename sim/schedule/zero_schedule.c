@@ -105,6 +105,71 @@ static void collective_set(Builder *b, const GroupSet *set, CollectiveKind kind,
     }
 }
 
+/* The largest single parameter tensor of a unit (elements): one of the layer's weights or
+ * biases, the first unit's token or position embedding, the last unit's output projection;
+ * with_persistent false leaves out those ZeRO-3 keeps gathered. */
+static double largest_tensor(const Builder *b, uint32_t u, bool with_persistent)
+{
+    const ModelParams *p = &b->params;
+    const uint32_t L = (uint32_t)b->model->n_layers;
+    const uint64_t floor = with_persistent ? 0 : b->z->param_persistence_threshold;
+    uint64_t t[2 * PARAMS_MAX_MODULES + 3];
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_layer_modules; i++) {
+        t[n++] = p->layer[i].weight;
+        t[n++] = p->layer[i].bias;
+    }
+    if (u == 0) {
+        t[n++] = p->embedding - p->embed_norm;
+        t[n++] = p->position;
+    }
+    if (u == L - 1)
+        t[n++] = p->lm_head;
+    double largest = 0.0;
+    for (size_t i = 0; i < n; i++)
+        if (t[i] > floor && (double)t[i] > largest)
+            largest = (double)t[i];
+    return largest;
+}
+
+/* ... of any unit, persistent ones included (a bucket or a step's gathers may hold any). */
+static double largest_tensor_any(const Builder *b)
+{
+    const double first = largest_tensor(b, 0, true);
+    const double last = largest_tensor(b, (uint32_t)b->model->n_layers - 1, true);
+    return first > last ? first : last;
+}
+
+/* DeepSpeed before 0.6 called c10d's list API once per parameter (partition_parameters.py
+ * _allgather_param, _reduce_scatter_gradient). ProcessGroupNCCL::allgather and
+ * reduce_scatter run NCCL on a flat tensor of the whole call that they allocate through the
+ * caching allocator (flatten_for_scatter_gather -> newLikeFlat: world size x the per-rank
+ * tensor), alive until the copies out of it (or into it) are done: beside the op's own
+ * buffers, one call's flat tensor, the largest parameter's (`largest` elements of
+ * elem_bytes), at most the op's bytes. Allocated on `stream` after `after[r]` (may be NULL);
+ * list_flat_release() frees it once the collective's ops (b->ops) are done. */
+static bool list_flat_alloc(Builder *b, StreamKind stream, double largest, double elem_bytes,
+                            double op_bytes, const OpId *after)
+{
+    double bytes = largest * elem_bytes;
+    if (bytes > op_bytes)
+        bytes = op_bytes;
+    if (!b->is_list_api || bytes <= 0)
+        return false;
+    for (uint32_t r = 0; r < b->n_ranks; r++) {
+        OpId a = graph_alloc(b->g, r, stream, MEM_GPU, MEM_BUFFERS, bytes, &b->flat_buffers[r]);
+        if (after)
+            builder_depend(b, after[r], a);
+    }
+    return true;
+}
+
+static void list_flat_release(Builder *b, StreamKind stream)
+{
+    for (uint32_t r = 0; r < b->n_ranks; r++)
+        graph_free(b->g, r, stream, b->flat_buffers[r]);
+}
+
 /* A collective over a group set on `stream` standing for n_calls NCCL calls, each rank's op
  * after `after[r]` (may be NULL), with a buffer of `buffer_bytes` (0: none) allocated on the
  * stream around it. Leaves the ops in b->ops. */
@@ -121,9 +186,16 @@ static void collective_all(Builder *b, const GroupSet *set, CollectiveKind kind,
                 builder_depend(b, after[r], a);
         }
     }
+    const bool has_flat =
+        set == &b->shards && (kind == COLL_ALL_GATHER || kind == COLL_REDUCE_SCATTER) &&
+        list_flat_alloc(b, stream, largest_tensor_any(b),
+                        kind == COLL_REDUCE_SCATTER ? b->mem.grad_comm_bytes : b->mem.param_bytes,
+                        bytes, after);
     collective_set(b, set, kind, stream, bytes, n_calls, label);
+    if (has_flat)
+        list_flat_release(b, stream);
     for (uint32_t r = 0; r < b->n_ranks; r++) {
-        if (after && !buffers)
+        if (after && !buffers && !has_flat)
             builder_depend(b, after[r], b->ops[r]);
         OpId *last = stream == STREAM_GATHER ? &b->last_gather[r] : &b->last_reduce[r];
         *last = b->ops[r];
@@ -367,7 +439,11 @@ static void gather_unit(Builder *b, uint32_t u, bool is_fwd, const OpId *before_
             if (after[k])
                 builder_depend(b, after[k][r], a);
         }
+        const bool has_flat = list_flat_alloc(b, STREAM_GATHER, largest_tensor(b, u, false),
+                                              b->mem.param_bytes, parts[k], after[k]);
         collective_set(b, &b->shards, COLL_ALL_GATHER, STREAM_GATHER, parts[k], calls[k], lab);
+        if (has_flat)
+            list_flat_release(b, STREAM_GATHER);
         for (uint32_t r = 0; r < b->n_ranks; r++) {
             b->last_gather[r] = b->ops[r];
             out_ready[r] = b->ops[r]; /* stream order: the later part implies the earlier */
@@ -1071,7 +1147,7 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
     OpId **arrays[] = {
         &b.ops,          &b.scratch,      &b.wait_copy,   &b.last_d2h,    &b.pending_update,
         &b.older_update, &b.last_compute, &b.wait_gather, &b.wait_bucket, &b.last_reduce,
-        &b.last_gather,  &b.bucket_prev,  &b.bucket_last};
+        &b.last_gather,  &b.bucket_prev,  &b.bucket_last, &b.flat_buffers};
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
         *arrays[k] = xmalloc(n * sizeof **arrays[k]);
         for (uint32_t r = 0; r < n; r++)

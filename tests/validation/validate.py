@@ -11,7 +11,8 @@ preset "model", a file "model_file" under tests/validation/, or an inline Huggin
 "model_mpt"), the platform (shipped "platform" or "platform_file" under tests/validation/),
 resized to the case's GPU count, the sequence length, activation checkpointing, FSDP strategy,
 expert parallelism ("ep_size"), the simulation mode ("mode"), the DeepSpeed release whose
-ZeRO-3 ran ("deepspeed_version"), optimizer offload and attention kernels (FlashAttention,
+ZeRO-3 ran ("deepspeed_version"), the CUDA module loading of its software stack
+("cuda_module_loading": eager before CUDA 11.7 and PyTorch 1.13), optimizer offload and attention kernels (FlashAttention,
 or "flash": "off" for the unfused softmax of the case's codebase). A DeepSpeed config is
 written from the training section. The metric is the one the source published (TFLOP/s per
 GPU by Megatron's formula, tokens/s per GPU, MFU). Each case has an error budget
@@ -90,6 +91,8 @@ def simulate(zerosim, case, extra=(), recompute=None):
         cmd += ["--mode", run["mode"]]
     if run.get("deepspeed_version"):  # the DeepSpeed release of a historical ZeRO-3 run
         cmd += ["--deepspeed-version", run["deepspeed_version"]]
+    if run.get("cuda_module_loading"):  # eager: a stack before CUDA 11.7 and PyTorch 1.13
+        cmd += ["--cuda-module-loading", run["cuda_module_loading"]]
     proc = subprocess.run(cmd, capture_output=True, text=True,
                           env=dict(os.environ, ZEROSIM_DATA_DIR=ROOT))
     for t in temps:
