@@ -246,7 +246,7 @@ static void toy_platform(Platform *p, const char *nvlink, const char *pcie, cons
              "\"sm_count\": 108, \"memory_bw_efficiency\": 0.87, \"kernel_launch_s\": 4e-6}%s, "
              "\"pcie\": %s, \"cpu\": {\"model\": "
              "\"C\", \"cores\": 128, \"dram_bytes\": 2199023255552, \"dram_bw_bytes_per_s\": "
-             "400e9, \"adam_params_per_s_per_core\": 8e7}, \"nvme\": %s, \"nic\": "
+             "400e9, \"adam_params_per_s_per_core\": 8e7, \"param_host_s\": 2e-5}, \"nvme\": %s, \"nic\": "
              "{\"per_node\": 8, \"bw_bytes_per_s\": 25e9, \"latency_s\": 6e-7}, \"fabric\": "
              "{\"topology\": \"fat_tree\", \"oversubscription\": 1, \"latency_s\": 4e-7}, "
              "\"nccl\": {\"arch\": \"ampere\", \"cpu_vendor\": \"amd\", \"channels\": 12}}",

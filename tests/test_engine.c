@@ -40,7 +40,7 @@ static const char *const tiny_platform =
     "   \"gpus_per_switch\": 2, \"nics_per_switch\": 1,"
     "   \"switch_uplink\": {\"bw_bytes_per_s\": 1e11, \"latency_s\": 1e-6}},"
     " \"cpu\": {\"model\": \"C\", \"cores\": 10, \"dram_bytes\": 1099511627776,"
-    "   \"dram_bw_bytes_per_s\": 1e11, \"adam_params_per_s_per_core\": 1e8},"
+    "   \"dram_bw_bytes_per_s\": 1e11, \"adam_params_per_s_per_core\": 1e8, \"param_host_s\": 2e-5},"
     " \"nic\": {\"per_node\": 1, \"bw_bytes_per_s\": %s, \"latency_s\": 2e-6},"
     " \"fabric\": {\"topology\": \"fat_tree\", \"oversubscription\": 1, \"latency_s\": 2e-6},"
     " \"nccl\": {\"arch\": \"ampere\", \"cpu_vendor\": \"intel\", \"channels\": 2}}";

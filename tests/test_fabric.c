@@ -38,7 +38,7 @@ static const char *const template =
     "   \"gpus_per_switch\": %u, \"nics_per_switch\": %u,"
     "   \"switch_uplink\": {\"bw_bytes_per_s\": 1e12, \"latency_s\": 1e-6}},"
     " \"cpu\": {\"model\": \"C\", \"cores\": 10, \"dram_bytes\": 1099511627776,"
-    "   \"dram_bw_bytes_per_s\": 1e11, \"adam_params_per_s_per_core\": 1e8},"
+    "   \"dram_bw_bytes_per_s\": 1e11, \"adam_params_per_s_per_core\": 1e8, \"param_host_s\": 2e-5},"
     " \"nic\": {\"per_node\": %u, \"bw_bytes_per_s\": 1e10, \"latency_s\": 2e-6},"
     " \"fabric\": {%s, \"latency_s\": 2e-6},"
     " \"nccl\": {\"arch\": \"ampere\", \"cpu_vendor\": \"intel\", \"channels\": 2}}";

@@ -134,6 +134,23 @@ static void test_kernels_pass_launch_floor(void **state)
     assert_rel(kernels_pass_s(&g, &tiny), 5e-3, 1e-12);
 }
 
+/* The framework's host work (model/host_hooks via schedule/cost.h): host_s joins the launches
+ * on the host side of the max, host_serial_s is added after it. Toy GPU: 5 us per launch. */
+static void test_kernels_pass_host_work(void **state)
+{
+    (void)state;
+    KernelGpu g = fixture_toy_gpu();
+    /* 100 launches = 0.5 ms; + 2 ms of hooks = 2.5 ms > 1 ms of GEMM: host-bound */
+    KernelPass hooked = {.gemm_s = 1e-3, .n_kernels = 100, .host_s = 2e-3};
+    assert_rel(kernels_pass_s(&g, &hooked), 2.5e-3, 1e-12);
+    /* 0.5 + 0.1 ms of host under 1 ms of GEMM: hidden */
+    KernelPass hidden = {.gemm_s = 1e-3, .n_kernels = 100, .host_s = 1e-4};
+    assert_rel(kernels_pass_s(&g, &hidden), 1e-3, 1e-12);
+    /* behind a synchronisation: max(1 ms, 0.5 ms) + 2 ms */
+    KernelPass serial = {.gemm_s = 1e-3, .n_kernels = 100, .host_serial_s = 2e-3};
+    assert_rel(kernels_pass_s(&g, &serial), 3e-3, 1e-12);
+}
+
 /* ---- a layer ---- */
 
 /* An MPT-style layer (LayerNorm, fused QKV, GeLU MLP, no biases, no rotary, no dropout),
@@ -289,6 +306,7 @@ int main(void)
         cmocka_unit_test(test_kernels_memory_at_bandwidth),
         cmocka_unit_test(test_kernels_attention_at_throughput),
         cmocka_unit_test(test_kernels_pass_launch_floor),
+        cmocka_unit_test(test_kernels_pass_host_work),
         cmocka_unit_test(test_kernels_c10d_list_copies_by_hand),
         cmocka_unit_test(test_kernels_layer_mpt_by_hand),
         cmocka_unit_test(test_kernels_layer_unfused_attention),

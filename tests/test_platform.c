@@ -35,7 +35,7 @@
     "24e9, \"latency_s\": 5e-7}}"
 #define P_CPU                                                                                 \
     ",\n  \"cpu\": {\"model\": \"C\", \"cores\": 128, \"dram_bytes\": 2199023255552, "        \
-    "\"dram_bw_bytes_per_s\": 400e9, \"adam_params_per_s_per_core\": 8e7}"
+    "\"dram_bw_bytes_per_s\": 400e9, \"adam_params_per_s_per_core\": 8e7, \"param_host_s\": 2e-5}"
 #define P_NVME                                                                                \
     ",\n  \"nvme\": {\"drives\": 8, \"capacity_bytes_per_drive\": 3.84e12, "                  \
     "\"read_bw_bytes_per_s_per_drive\": 7e9, \"write_bw_bytes_per_s_per_drive\": 3.8e9}"
@@ -195,6 +195,9 @@ static void test_missing_key(void **state)
     assert_edit_fails("\"gemm_efficiency\": 0.8, ", "",
                       "p.json: gpu.gemm_efficiency: expected number in [0.01, 1], got nothing "
                       "(key missing)");
+    assert_edit_fails(", \"param_host_s\": 2e-5", "",
+                      "p.json: cpu.param_host_s: expected number in [0, 0.01], got nothing "
+                      "(key missing)");
     assert_edit_fails("\"name\": \"toy\",", "",
                       "p.json: name: expected a string, got nothing (key missing)");
     assert_edit_fails("\"topology\": \"fat_tree\", ", "",
@@ -218,6 +221,8 @@ static void test_bad_values(void **state)
                       "p.json: fabric.oversubscription: expected number in [1, 1024], got 0.5");
     assert_edit_fails("\"latency_s\": 6e-7", "\"latency_s\": 2",
                       "p.json: nic.latency_s: expected number in [0, 1], got 2");
+    assert_edit_fails("\"param_host_s\": 2e-5", "\"param_host_s\": 0.5",
+                      "p.json: cpu.param_host_s: expected number in [0, 0.01], got 0.5");
     assert_edit_fails("\"nvswitch\": true", "\"nvswitch\": \"yes\"",
                       "p.json: nvlink.nvswitch: expected true or false, got \"yes\"");
 }

@@ -41,8 +41,8 @@ static const char *const pcie_keys[] = {"gpu_link",      "gpus_per_switch", "nic
                                         "switch_uplink", "source",          NULL};
 static const char *const link_keys[] = {"bw_bytes_per_s", "latency_s", NULL};
 static const char *const cpu_keys[] = {
-    "model",  "cores", "dram_bytes", "dram_bw_bytes_per_s", "adam_params_per_s_per_core",
-    "source", NULL};
+    "model",        "cores", "dram_bytes", "dram_bw_bytes_per_s", "adam_params_per_s_per_core",
+    "param_host_s", "source", NULL};
 static const char *const nvme_keys[] = {"drives",
                                         "capacity_bytes_per_drive",
                                         "read_bw_bytes_per_s_per_drive",
@@ -227,6 +227,7 @@ static int read_cpu(const cJSON *root, JsonAt at, Platform *p, Err *err)
                                &p->cpu.dram_bw_bytes_per_s, err) ||
                    need_double(c, "adam_params_per_s_per_core", s, 1.0, MAX_RATE,
                                &p->cpu.adam_params_per_s_per_core, err) ||
+                   need_double(c, "param_host_s", s, 0.0, 1e-2, &p->cpu.param_host_s, err) ||
                    read_source(c, s, err)
                ? -1
                : 0;

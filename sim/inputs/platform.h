@@ -95,6 +95,10 @@ typedef struct Platform {
         uint64_t dram_bytes;
         double dram_bw_bytes_per_s;
         double adam_params_per_s_per_core; /* fused CPU Adam update rate */
+        double param_host_s; /* host (Python) seconds a sharding framework spends on one
+                                parameter each time it gathers and releases it: swapping the
+                                parameter's data to the gathered view and back, status and
+                                stream bookkeeping (model/host_hooks.h) */
     } cpu;
 
     struct {

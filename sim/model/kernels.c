@@ -53,8 +53,9 @@ double kernels_pass_s(const KernelGpu *g, const KernelPass *pass)
     /* The host issues kernels asynchronously ahead of the GPU: the GPU only waits for it
      * when the pass's kernels are shorter, in total, than issuing them. */
     const double gpu_s = pass->gemm_s + pass->attention_s + pass->memory_s;
-    const double host_s = pass->n_kernels * g->launch_s;
-    return gpu_s > host_s ? gpu_s : host_s;
+    const double host_s = pass->n_kernels * g->launch_s + pass->host_s;
+    /* host work behind a device synchronisation cannot overlap the GPU */
+    return (gpu_s > host_s ? gpu_s : host_s) + pass->host_serial_s;
 }
 
 double kernels_gemm_s(const KernelGpu *g, double batch, double m, double n, double k,

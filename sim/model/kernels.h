@@ -48,15 +48,21 @@ typedef struct KernelGpu {
  * of its (non-tensor-core) peak as the 16-bit MAMF is of the 16-bit peak. */
 void kernels_gpu(const Platform *p, Precision precision, KernelGpu *out);
 
-/* A pass: kernel time summed, and how many kernels it launches. */
+/* A pass: kernel time summed, how many kernels it launches, and the framework's host work
+ * around them (model/host_hooks.h): host_s runs on the CPU while the GPU works through the
+ * kernels already issued, host_serial_s behind a device synchronisation, with the GPU idle. */
 typedef struct KernelPass {
     double gemm_s;      /* GEMMs (and the batched GEMMs of unfused attention) */
     double attention_s; /* fused attention kernels */
     double memory_s;    /* element-wise and reduction kernels */
     double n_kernels;
+    double host_s;        /* host seconds beside the launches, overlapping the GPU */
+    double host_serial_s; /* host seconds the GPU waits for */
 } KernelPass;
 
-/* Time of a pass on the GPU: its kernels, or the host's launches when those take longer. */
+/* Time of a pass on the GPU: its kernels, or the host's launches and framework work when
+ * those take longer (the host issues asynchronously ahead of the GPU), plus the host work
+ * behind a synchronisation: max(GPU, n_kernels x launch + host_s) + host_serial_s. */
 double kernels_pass_s(const KernelGpu *g, const KernelPass *pass);
 
 /* One GEMM, C[m x n] = A[m x k] B[k x n], `batch` independent ones in one launch, elements of

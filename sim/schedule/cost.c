@@ -1,10 +1,105 @@
 /*
- * cost.c - per-layer work of a step in engine units, from the kernel model (see cost.h).
+ * cost.c - per-layer work of a step in engine units, from the kernel model, with the
+ * framework's host work per pass (see cost.h).
  */
 #include "cost.h"
 
+/* Tensors of a module (weight, bias) above `threshold` elements. */
+static double module_tensors(const ParamModule *m, uint64_t threshold)
+{
+    return (double)(m->weight > threshold) + (double)(m->bias > threshold);
+}
+
+void cost_host_zero3(const ModelParams *params, uint64_t threshold, uint64_t ep,
+                     bool per_parameter, double param_host_s, CostHost *out)
+{
+    *out = (CostHost){.param_host_s = param_host_s,
+                      .is_serial = per_parameter,
+                      .has_recompute = true,
+                      .has_backward = true};
+    for (size_t i = 0; i < params->n_layer_modules; i++) {
+        out->layer_tensors += module_tensors(&params->layer[i], threshold);
+        out->layer_grads += module_tensors(&params->layer[i], 0);
+    }
+    out->moe_layer_tensors = out->layer_tensors;
+    out->moe_layer_grads = out->layer_grads;
+    const double local = ep > 0 ? (double)(params->n_experts / ep) : 0.0;
+    for (size_t i = 0; i < params->n_moe_modules; i++) {
+        const ParamModule *m = &params->moe[i];
+        const double copies = m->is_expert ? local : 1.0;
+        out->moe_layer_tensors += copies * module_tensors(m, threshold);
+        out->moe_layer_grads += copies * module_tensors(m, 0);
+    }
+    /* the token embedding (with OPT's project_in or BLOOM's embedding norm counted as one),
+     * a learned position table, the final norm and an untied head */
+    const uint64_t ends[4] = {params->embedding, params->position, params->final_norm,
+                              params->lm_head};
+    for (int k = 0; k < 4; k++) {
+        out->head_tensors += (double)(ends[k] > threshold);
+        out->head_grads += (double)(ends[k] > 0);
+    }
+}
+
+void cost_host_fsdp1(const ModelParams *params, bool regathers, double param_host_s,
+                     CostHost *out)
+{
+    *out = (CostHost){.param_host_s = param_host_s, .has_backward = regathers};
+    for (size_t i = 0; i < params->n_layer_modules; i++)
+        out->layer_tensors += module_tensors(&params->layer[i], 0);
+    out->moe_layer_tensors = out->layer_tensors;
+    const uint64_t ends[4] = {params->embedding, params->position, params->final_norm,
+                              params->lm_head};
+    for (int k = 0; k < 4; k++)
+        out->head_tensors += (double)(ends[k] > 0);
+}
+
+double cost_pass_s(const StepCost *cost, const KernelPass *pass, CostPass kind)
+{
+    const CostHost *h = &cost->host;
+    const bool is_bwd = kind == COST_LAYER_BWD || kind == COST_MOE_LAYER_BWD ||
+                        kind == COST_HEAD_BWD;
+    const double tensors[] = {h->layer_tensors,     h->layer_tensors, h->moe_layer_tensors,
+                              h->moe_layer_tensors, h->head_tensors,  h->head_tensors};
+    const double grads[] = {0.0, h->layer_grads, 0.0, h->moe_layer_grads, 0.0, h->head_grads};
+    KernelPass p = *pass;
+    /* each gathered tensor is walked when fetched and when released, in every pass that
+     * gathers (param_host_s is the cost of both) */
+    const double host_s = is_bwd && !h->has_backward ? 0.0 : tensors[kind] * h->param_host_s;
+    if (h->is_serial)
+        p.host_serial_s += host_s;
+    else
+        p.host_s += host_s;
+    p.n_kernels += grads[kind]; /* the gradient hooks' copies, launched by the host */
+    return kernels_pass_s(&cost->gpu, &p);
+}
+
+/* The recomputation before a layer's backward: the forward again (with its hooks, where the
+ * framework's forward hooks fire again), the attention core, or op-level's unsaved kernels. */
+static double recompute_s(const StepCost *cost, const RunSetup *setup, const LayerKernels *k,
+                          CostPass fwd)
+{
+    switch (setup->recompute) {
+    case RECOMPUTE_FULL:
+        return cost->host.has_recompute ? cost_pass_s(cost, &k->fwd, fwd)
+                                        : kernels_pass_s(&cost->gpu, &k->fwd);
+    case RECOMPUTE_SELECTIVE:
+        return kernels_pass_s(&cost->gpu, &k->attn_core);
+    case RECOMPUTE_SELECTIVE_OP:
+        return kernels_pass_s(&cost->gpu, &k->recompute_op);
+    default:
+        return 0.0;
+    }
+}
+
 void cost_step(const ModelConfig *cfg, const ModelParams *params, const RunSetup *setup,
                const TrainConfig *train, const Platform *p, StepCost *out)
+{
+    cost_step_hosted(cfg, params, setup, train, p, NULL, out);
+}
+
+void cost_step_hosted(const ModelConfig *cfg, const ModelParams *params, const RunSetup *setup,
+                      const TrainConfig *train, const Platform *p, const CostHost *host,
+                      StepCost *out)
 {
     (void)params;
     /* the engine's GPU speed (engine/platform_xml.c): one second of GPU time is this much */
@@ -12,37 +107,32 @@ void cost_step(const ModelConfig *cfg, const ModelParams *params, const RunSetup
     KernelGpu gpu;
     kernels_gpu(p, train->precision, &gpu);
     out->gpu = gpu;
-    kernels_layer(cfg, setup, &gpu, &out->kernels);
-    const LayerKernels *k = &out->kernels;
+    out->host = host ? *host : (CostHost){0};
     out->gpu_flops_per_s = rate;
-    out->layer_fwd = kernels_pass_s(&gpu, &k->fwd) * rate;
-    out->layer_bwd = kernels_pass_s(&gpu, &k->bwd) * rate;
-    out->layer_recompute = setup->recompute == RECOMPUTE_FULL ? out->layer_fwd
-                           : setup->recompute == RECOMPUTE_SELECTIVE
-                               ? kernels_pass_s(&gpu, &k->attn_core) * rate
-                           : setup->recompute == RECOMPUTE_SELECTIVE_OP
-                               ? kernels_pass_s(&gpu, &k->recompute_op) * rate
-                               : 0.0;
+    out->moe_layer_fwd = out->moe_layer_bwd = out->moe_layer_recompute = 0.0;
+    const LayerKernels *k = &out->kernels;
     if (cfg->moe.n_experts > 0) {
-        /* a mixture of experts: the dense layers above, the MoE layers here */
+        /* a mixture of experts: the dense layers here, the MoE layers below */
         kernels_layer_of(cfg, setup, &gpu, false, &out->kernels);
-        out->layer_fwd = kernels_pass_s(&gpu, &k->fwd) * rate;
-        out->layer_bwd = kernels_pass_s(&gpu, &k->bwd) * rate;
-        out->layer_recompute = setup->recompute == RECOMPUTE_FULL ? out->layer_fwd
-                               : setup->recompute == RECOMPUTE_SELECTIVE
-                                   ? kernels_pass_s(&gpu, &k->attn_core) * rate
-                                   : 0.0;
         LayerKernels moe;
         kernels_layer_of(cfg, setup, &gpu, true, &moe);
-        out->moe_layer_fwd = kernels_pass_s(&gpu, &moe.fwd) * rate;
-        out->moe_layer_bwd = kernels_pass_s(&gpu, &moe.bwd) * rate;
-        out->moe_layer_recompute = setup->recompute == RECOMPUTE_FULL ? out->moe_layer_fwd
-                                   : setup->recompute == RECOMPUTE_SELECTIVE
-                                       ? kernels_pass_s(&gpu, &moe.attn_core) * rate
-                                       : 0.0;
+        out->moe_layer_fwd = cost_pass_s(out, &moe.fwd, COST_MOE_LAYER_FWD) * rate;
+        out->moe_layer_bwd = cost_pass_s(out, &moe.bwd, COST_MOE_LAYER_BWD) * rate;
+        /* the MoE block's op-level policy is not modelled: only full and selective */
+        out->moe_layer_recompute = setup->recompute == RECOMPUTE_SELECTIVE_OP
+                                       ? 0.0
+                                       : recompute_s(out, setup, &moe, COST_MOE_LAYER_FWD) * rate;
+    } else {
+        kernels_layer(cfg, setup, &gpu, &out->kernels);
     }
-    out->head_fwd = kernels_pass_s(&gpu, &k->head_fwd) * rate;
-    out->head_bwd = kernels_pass_s(&gpu, &k->head_bwd) * rate;
+    out->layer_fwd = cost_pass_s(out, &k->fwd, COST_LAYER_FWD) * rate;
+    out->layer_bwd = cost_pass_s(out, &k->bwd, COST_LAYER_BWD) * rate;
+    out->layer_recompute =
+        cfg->moe.n_experts > 0 && setup->recompute == RECOMPUTE_SELECTIVE_OP
+            ? 0.0
+            : recompute_s(out, setup, k, COST_LAYER_FWD) * rate;
+    out->head_fwd = cost_pass_s(out, &k->head_fwd, COST_HEAD_FWD) * rate;
+    out->head_bwd = cost_pass_s(out, &k->head_bwd, COST_HEAD_BWD) * rate;
     /* DeepSpeed's step (runtime/zero/stage_1_and_2.py, stage3.py: step()) first checks the
      * fp16 gradients for overflow (CheckOverflow) and takes the global gradient norm for
      * clipping, each a pass reading the 16-bit gradient partition; FSDP's clip_grad_norm_

@@ -101,7 +101,9 @@ static KernelPass pass_sum(const KernelPass *a, const KernelPass *b)
     return (KernelPass){.gemm_s = a->gemm_s + b->gemm_s,
                         .attention_s = a->attention_s + b->attention_s,
                         .memory_s = a->memory_s + b->memory_s,
-                        .n_kernels = a->n_kernels + b->n_kernels};
+                        .n_kernels = a->n_kernels + b->n_kernels,
+                        .host_s = a->host_s + b->host_s,
+                        .host_serial_s = a->host_serial_s + b->host_serial_s};
 }
 
 void fsdp2_cost_copy_out(const ModelParams *p, unsigned param_bytes, bool regathers,
@@ -148,12 +150,13 @@ void fsdp_cost_autocast(const ModelParams *p, const RunSetup *setup, StepCost *c
     kernels_weight_casts(p, g, 4.0, e, &layer, &head);
     KernelPass fwd = pass_sum(&k->fwd, &layer), bwd = pass_sum(&k->bwd, &layer);
     KernelPass head_fwd = pass_sum(&k->head_fwd, &head), head_bwd = pass_sum(&k->head_bwd, &head);
-    cost->layer_fwd = kernels_pass_s(g, &fwd) * rate;
-    cost->layer_bwd = kernels_pass_s(g, &bwd) * rate;
-    cost->head_fwd = kernels_pass_s(g, &head_fwd) * rate;
-    cost->head_bwd = kernels_pass_s(g, &head_bwd) * rate;
+    cost->layer_fwd = cost_pass_s(cost, &fwd, COST_LAYER_FWD) * rate;
+    cost->layer_bwd = cost_pass_s(cost, &bwd, COST_LAYER_BWD) * rate;
+    cost->head_fwd = cost_pass_s(cost, &head_fwd, COST_HEAD_FWD) * rate;
+    cost->head_bwd = cost_pass_s(cost, &head_bwd, COST_HEAD_BWD) * rate;
     if (setup->recompute == RECOMPUTE_FULL) {
-        cost->layer_recompute = cost->layer_fwd;
+        /* the recomputed forward runs inside the unit's backward: no gather, no hooks */
+        cost->layer_recompute = kernels_pass_s(g, &fwd) * rate;
     } else if (setup->recompute == RECOMPUTE_SELECTIVE_OP) {
         KernelPass re = pass_sum(&k->recompute_op, &layer);
         cost->layer_recompute = kernels_pass_s(g, &re) * rate;

@@ -1127,7 +1127,17 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
         return NULL;
     }
     activations_bytes(model, setup, &b.act);
-    cost_step(model, &b.params, setup, train, p, &b.cost);
+    /* the framework's host work per pass (cost.h CostHost): DeepSpeed ZeRO-3's coordinator,
+     * FSDP1's per-parameter view swaps; none for FSDP2 (not modelled) or the textbook */
+    CostHost host = {0};
+    const bool is_stage3 = b.z->stage == 3 && !b.is_textbook;
+    if (is_stage3 && opts->fsdp == FSDP_NONE)
+        cost_host_zero3(&b.params, b.z->param_persistence_threshold, b.ep,
+                        opts->zero3_generation == ZERO3_GEN_PER_PARAMETER, p->cpu.param_host_s,
+                        &host);
+    else if (is_stage3 && opts->fsdp != FSDP_NONE && !opts->is_fsdp2)
+        cost_host_fsdp1(&b.params, opts->fsdp != FSDP_SHARD_GRAD_OP, p->cpu.param_host_s, &host);
+    cost_step_hosted(model, &b.params, setup, train, p, &host, &b.cost);
     if (fsdp_has_autocast_casts(opts, train))
         fsdp_cost_autocast(&b.params, setup, &b.cost);
     if (opts->fsdp != FSDP_NONE && opts->is_fsdp2 && b.z->stage == 3)
