@@ -195,14 +195,25 @@ static void test_missing_key(void **state)
     assert_edit_fails("\"gemm_efficiency\": 0.8, ", "",
                       "p.json: gpu.gemm_efficiency: expected number in [0.01, 1], got nothing "
                       "(key missing)");
-    assert_edit_fails(", \"param_host_s\": 2e-5", "",
-                      "p.json: cpu.param_host_s: expected number in [0, 0.01], got nothing "
-                      "(key missing)");
     assert_edit_fails("\"name\": \"toy\",", "",
                       "p.json: name: expected a string, got nothing (key missing)");
     assert_edit_fails("\"topology\": \"fat_tree\", ", "",
                       "p.json: fabric.topology: expected one of \"fat_tree\", "
                       "\"rail_optimized\", got nothing (key missing)");
+}
+
+/* cpu.param_host_s is optional: a platform file written before it parses, with the
+ * framework's host work not counted. */
+static void test_param_host_is_optional(void **state)
+{
+    (void)state;
+    char *text = edit(", \"param_host_s\": 2e-5", "");
+    Platform p;
+    parse_ok(text, &p);
+    free(text);
+    assert_true(p.cpu.param_host_s == 0.0);
+    parse_ok(toy, &p);
+    assert_true(p.cpu.param_host_s == 2e-5);
 }
 
 static void test_bad_values(void **state)
@@ -546,6 +557,7 @@ int main(void)
         cmocka_unit_test(test_unknown_key_suggests),
         cmocka_unit_test(test_missing_section),
         cmocka_unit_test(test_missing_key),
+        cmocka_unit_test(test_param_host_is_optional),
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_gpus_per_switch_must_divide_node),
         cmocka_unit_test(test_fabric_without_structure_is_the_per_node_model),

@@ -304,7 +304,7 @@ static int parse_args(int argc, char **argv, RunArgs *a)
 
 /* The run's choices the command line left to zerosim, for the report's "defaults applied". */
 static void record_defaults(const RunArgs *a, const ModelConfig *model, const TrainConfig *train,
-                            StrList *defaults)
+                            const Platform *platform, StrList *defaults)
 {
     const CliOption *o = a->o;
     cli_setup_defaults(o[OPT_SEQ_LEN].value, o[OPT_RECOMPUTE].value, o[OPT_FLASH].value, model,
@@ -317,6 +317,10 @@ static void record_defaults(const RunArgs *a, const ModelConfig *model, const Tr
     if (o[OPT_HEADROOM].value == NULL)
         strlist_addf(defaults, "--headroom %.2f (of GPU memory kept free)",
                      ESTIMATE_DEFAULT_HEADROOM_FRACTION);
+    if (platform->cpu.param_host_s == 0.0 && (train->zero.stage == 3 || a->fsdp != FSDP_NONE))
+        strlist_addf(defaults, "framework host work per parameter not counted (platform %s has "
+                               "no cpu.param_host_s)",
+                     platform->name);
     if (o[OPT_DS_VERSION].value == NULL && train->zero.stage == 3 && a->fsdp == FSDP_NONE &&
         a->sched.variant == SCHEDULE_DEEPSPEED)
         strlist_addf(defaults, "--deepspeed-version " CLI_DEEPSPEED_DEFAULT_VERSION
@@ -421,7 +425,7 @@ int cmd_run(int argc, char **argv)
     a.est_opts.is_fsdp = a.fsdp != FSDP_NONE;
     a.est_opts.fsdp_param_bytes = a.sched.fsdp_param_bytes;
     a.est_opts.has_fsdp_autocast_casts = fsdp_has_autocast_casts(&a.sched, &train);
-    record_defaults(&a, &model, &train, &setup_defaults);
+    record_defaults(&a, &model, &train, &platform, &setup_defaults);
 
     Estimate est;
     if (estimate_build(&model, &train, &platform, &a.est_opts, &est, &err))

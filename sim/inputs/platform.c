@@ -227,7 +227,8 @@ static int read_cpu(const cJSON *root, JsonAt at, Platform *p, Err *err)
                                &p->cpu.dram_bw_bytes_per_s, err) ||
                    need_double(c, "adam_params_per_s_per_core", s, 1.0, MAX_RATE,
                                &p->cpu.adam_params_per_s_per_core, err) ||
-                   need_double(c, "param_host_s", s, 0.0, 1e-2, &p->cpu.param_host_s, err) ||
+                   jsonfile_get_double(c, "param_host_s", s, 0.0, 1e-2, &p->cpu.param_host_s,
+                                       err) < 0 || /* optional: 0, not counted, without it */
                    read_source(c, s, err)
                ? -1
                : 0;

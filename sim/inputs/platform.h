@@ -98,7 +98,8 @@ typedef struct Platform {
         double param_host_s; /* host (Python) seconds a sharding framework spends on one
                                 parameter each time it gathers and releases it: swapping the
                                 parameter's data to the gathered view and back, status and
-                                stream bookkeeping (model/host_hooks.h) */
+                                stream bookkeeping (schedule/cost.h CostHost); optional: 0,
+                                not counted, when the platform does not give it */
     } cpu;
 
     struct {

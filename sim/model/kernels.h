@@ -49,7 +49,7 @@ typedef struct KernelGpu {
 void kernels_gpu(const Platform *p, Precision precision, KernelGpu *out);
 
 /* A pass: kernel time summed, how many kernels it launches, and the framework's host work
- * around them (model/host_hooks.h): host_s runs on the CPU while the GPU works through the
+ * around them (schedule/cost.h CostHost): host_s runs on the CPU while the GPU works through the
  * kernels already issued, host_serial_s behind a device synchronisation, with the GPU idle. */
 typedef struct KernelPass {
     double gemm_s;      /* GEMMs (and the batched GEMMs of unfused attention) */
