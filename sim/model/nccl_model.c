@@ -41,6 +41,7 @@ typedef struct LatencyRow {
     double base_us[NCCL_N_ALGOS][NCCL_N_PROTOS];
     double hw_us[N_HW][NCCL_N_ALGOS][NCCL_N_PROTOS];
 } LatencyRow;
+/* clang-format off: one row per tag reads better than the formatter's layout */
 static const LatencyRow latency_rows[] = {
     {20700, /* v2.7.3-1 */
      {{4.4, 4.4, 0}, {3.6, 10.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
@@ -101,6 +102,8 @@ static const LatencyRow latency_rows[] = {
       {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 14}, {0, 0, 18}, {0, 0, 20.9}}}},
 };
 
+/* clang-format on */
+
 /* The per-channel bandwidth caps (GB/s) by GPU generation [Volta, Ampere, Hopper, Blackwell]
  * and node count [1, 2, more]: llMaxBws (rows by generation on one node, by CPU vendor across
  * nodes), perChMaxRingLL128Bws, perChMaxTreeLL128Bws, perChMaxTreeBws, perChMaxNVLSTreeBws.
@@ -116,6 +119,7 @@ typedef struct BandwidthRow {
     double nvls_tree[N_GEN][3];
     double ll128_by_func[NCCL_N_FUNCS];
 } BandwidthRow;
+/* clang-format off */
 #define LL_V {39.0, 39.0, 20.4}
 #define LL_A {87.7, 22.5, 19.0}
 #define LL_H {141.0, 45.0, 35.0}
@@ -123,7 +127,6 @@ typedef struct BandwidthRow {
 #define TREE_V {26.5, 18.5, 10.0}
 #define TREE_A {24.0, 23.6, 17.8}
 #define TREE_H {38.7, 41.4, 36.0}
-#define NT_VA {TREE_V, TREE_A}
 static const BandwidthRow bandwidth_rows[] = {
     {20700, /* v2.7.3-1: no LL cap, the tree's caps are global (tree_caps_2_7) */
      {{0}}, {{0}}, {{0}}, {{0}}, {{0}}, {16.7, 18.3, 15.2, 18.8}},
@@ -186,46 +189,49 @@ static const BandwidthRow bandwidth_rows[] = {
      {TREE_V, TREE_A, {0.0, 57.7, 45.5}, {0.0, 96.0, 80.0}}, {0}},
 };
 
+/* clang-format on */
+
 /* How NCCL's generations of NVLS are costed (the formulas, not the constants). */
 typedef enum NvlsForm {
-    NVLS_NONE,    /* before 2.17: no NVLS */
-    NVLS_2_17,    /* ring graph x 0.75, latency the base 40 */
-    NVLS_2_18,    /* NVLS graph; ratio 0.75 (5/6 from 2.18.3); NVLSTree 0.70 n/(2(n-1)) */
-    NVLS_2_19,    /* min(bwIntra, bwInter) x 5/6; latency the NVLink hop (+ network) */
-    NVLS_2_27,    /* the all-gather / reduce-scatter form min(bwIntra (ppn-1)/ppn, 0.9 bwInter) */
-    NVLS_2_28     /* nvlsEfficiency, all-reduce x 2, perChMaxNVLSTreeBw (today) */
+    NVLS_NONE, /* before 2.17: no NVLS */
+    NVLS_2_17, /* ring graph x 0.75, latency the base 40 */
+    NVLS_2_18, /* NVLS graph; ratio 0.75 (5/6 from 2.18.3); NVLSTree 0.70 n/(2(n-1)) */
+    NVLS_2_19, /* min(bwIntra, bwInter) x 5/6; latency the NVLink hop (+ network) */
+    NVLS_2_27, /* the all-gather / reduce-scatter form min(bwIntra (ppn-1)/ppn, 0.9 bwInter) */
+    NVLS_2_28  /* nvlsEfficiency, all-reduce x 2, perChMaxNVLSTreeBw (today) */
 } NvlsForm;
 
 /* The formulas of ncclTopoTuneModel and ncclTopoGetAlgoTime that changed, by release. */
 typedef struct FormulaRow {
     uint32_t since;
-    bool is_ll_quarter;        /* ring LL x 1/4 across nodes or for an all-reduce, else 1/3
-                                * (before 2.21); else x 0.5 */
-    bool is_ll_intra_x18;      /* LL's intra-node hop x 1.8 across nodes (before 2.18) */
-    bool has_net_overhead;     /* getNetOverhead's floor on ring hops (2.18 and later) */
-    bool is_ar_inter_2n;       /* ring all-reduce network steps 2 nNodes (2.12-2.22) */
-    bool is_inter_ppn1_tree;   /* one rank per node: the tree's network hop (2.23 and later) */
-    bool is_plateau_per_channel; /* plateau when bytes / (channels x ranks) >= 64; before 2.18
-                                  * when bytes >= ranks / 16 x 65536 */
+    bool is_ll_quarter;             /* ring LL x 1/4 across nodes or for an all-reduce, else 1/3
+                                     * (before 2.21); else x 0.5 */
+    bool is_ll_intra_x18;           /* LL's intra-node hop x 1.8 across nodes (before 2.18) */
+    bool has_net_overhead;          /* getNetOverhead's floor on ring hops (2.18 and later) */
+    bool is_ar_inter_2n;            /* ring all-reduce network steps 2 nNodes (2.12-2.22) */
+    bool is_inter_ppn1_tree;        /* one rank per node: the tree's network hop (2.23 and later) */
+    bool is_plateau_per_channel;    /* plateau when bytes / (channels x ranks) >= 64; before 2.18
+                                     * when bytes >= ranks / 16 x 65536 */
     PlatformArch plateau_fast_from; /* GPUs from this generation get the smaller factor */
-    double plateau_fast;       /* 1.5 (2.17), 1.4 (2.18 and later); 1.9 before */
-    double a100_scale;         /* Ampere busBw x 0.92 (2.7.3) */
-    double a100_cap_gbps;      /* Ampere busBw at most 235 (2.7.5-2.17) */
-    double h100_cap_gbps;      /* Hopper busBw at most 370 (2.17) */
-    double ll128_ring_ppn1;    /* ring LL128 payload share with one rank per node: 0.7 before
-                                * 2.23, then 0.92 like the others */
-    double tree_scale;         /* tree x 0.9 (2.7), x 0.92 after */
-    double tree_ll128_inter;   /* tree LL128 across nodes: 0.915 before 2.10, then 120/128 */
-    bool is_tree_caps_2_7;     /* 2.7: tree capped at 110/130 (<= 2 nodes) or 80/105 GB/s,
-                                * its LL128 at ll128MaxBwPerCh x channels x 7/9 */
-    double pat_scale;          /* PAT busBw x 0.85 (2.23), 0.75 (2.24 and later); 0: no PAT */
+    double plateau_fast;            /* 1.5 (2.17), 1.4 (2.18 and later); 1.9 before */
+    double a100_scale;              /* Ampere busBw x 0.92 (2.7.3) */
+    double a100_cap_gbps;           /* Ampere busBw at most 235 (2.7.5-2.17) */
+    double h100_cap_gbps;           /* Hopper busBw at most 370 (2.17) */
+    double ll128_ring_ppn1;         /* ring LL128 payload share with one rank per node: 0.7 before
+                                     * 2.23, then 0.92 like the others */
+    double tree_scale;              /* tree x 0.9 (2.7), x 0.92 after */
+    double tree_ll128_inter;        /* tree LL128 across nodes: 0.915 before 2.10, then 120/128 */
+    bool is_tree_caps_2_7;          /* 2.7: tree capped at 110/130 (<= 2 nodes) or 80/105 GB/s,
+                                     * its LL128 at ll128MaxBwPerCh x channels x 7/9 */
+    double pat_scale;               /* PAT busBw x 0.85 (2.23), 0.75 (2.24 and later); 0: no PAT */
     NvlsForm nvls;
-    bool has_nvls_ag_rs;       /* NVLS all-gather / reduce-scatter (not in 2.18) */
-    bool is_nvls_ag_rs_ratio;  /* those converted by 5/6 too (2.19-2.22) */
+    bool has_nvls_ag_rs;           /* NVLS all-gather / reduce-scatter (not in 2.18) */
+    bool is_nvls_ag_rs_ratio;      /* those converted by 5/6 too (2.19-2.22) */
     bool has_nvls_tree_correction; /* NVLSTree's treeCorrectionFactor on Blackwell (2.29) */
-    int tree_correction;       /* treeCorrectionFactor's version (tree_corrections) */
-    PlatformArch ll128_last_gen; /* the newest generation LL128 is enabled on */
+    int tree_correction;           /* treeCorrectionFactor's version (tree_corrections) */
+    PlatformArch ll128_last_gen;   /* the newest generation LL128 is enabled on */
 } FormulaRow;
+/* clang-format off */
 static const FormulaRow formula_rows[] = {
     /* since  llq    x1.8   ovh    2n     ppn1   perch  fast_from             fast  a100s
      * a100c  h100c  ll128p1 tree  tll128i  caps27 pat  nvls       ag_rs  agrs5/6 nvtc  corr
@@ -271,15 +277,17 @@ static const FormulaRow formula_rows[] = {
      PLATFORM_ARCH_BLACKWELL},
 };
 
+/* clang-format on */
+
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 /* The last row of a table at or before `release` (the first row for an older one). */
-#define ROW_FOR(table, release)                                                                \
-    do {                                                                                       \
-        size_t i_ = 0;                                                                         \
-        while (i_ + 1 < N_OF(table) && table[i_ + 1].since <= (release))                       \
-            i_++;                                                                              \
-        row = &table[i_];                                                                      \
+#define ROW_FOR(table, release)                                                                    \
+    do {                                                                                           \
+        size_t i_ = 0;                                                                             \
+        while (i_ + 1 < N_OF(table) && table[i_ + 1].since <= (release))                           \
+            i_++;                                                                                  \
+        row = &table[i_];                                                                          \
     } while (0)
 
 static uint32_t release_of(const NcclComm *c)
@@ -327,6 +335,7 @@ static int tuner_gen(PlatformArch arch, uint32_t release)
 /* tuning.cc treeCorrectionFactor [protocol][log2(bytes / 64)], 64 B up: v2.7.3-1 (22
  * entries), v2.8.3-1 (23, LL128 and Simple changed), v2.10.3-1 (LL128 changed; v2.29.2-1
  * added a 24th entry, equal to the 23rd, which NVLSTree reads). */
+/* clang-format off */
 static const double tree_corrections[3][NCCL_N_PROTOS][24] = {
     {{1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0},
      {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .5, .6, .6, .7, .7, .8, .9, .9, 1.0},
@@ -344,6 +353,7 @@ static const double tree_corrections[3][NCCL_N_PROTOS][24] = {
      {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9,
       .9, .9}},
 };
+/* clang-format on */
 static const int tree_correction_entries[3] = {22, 23, 23};
 
 /* tuning.cc nvlsEfficiency [generation] (2.28 and later): the share of the NVLS graph's
@@ -585,8 +595,7 @@ static double nvls_ratio(const NcclComm *c, const FormulaRow *fr, NcclFunc f, Nc
             return 0.70 * n / (2 * (n - 1));
         return release_of(c) >= 21803 ? 5.0 / 6.0 : 0.75;
     case NVLS_2_19:
-    case NVLS_2_27:
-        return is_ag_rs && !fr->is_nvls_ag_rs_ratio ? 1.0 : 5.0 / 6.0;
+    case NVLS_2_27: return is_ag_rs && !fr->is_nvls_ag_rs_ratio ? 1.0 : 5.0 / 6.0;
     case NVLS_2_28:
     default: return is_ag_rs ? 1.0 : (double)c->n_ranks / nsteps;
     }
@@ -695,11 +704,11 @@ void nccl_model_tune(const NcclComm *c, NcclFunc f, NcclCost out[NCCL_N_ALGOS][N
                     if (overhead > intra_lat)
                         intra_lat = overhead;
                     /* 2.12-2.22 counted 2 nNodes network steps for an all-reduce */
-                    uint32_t inter_steps = n_nodes == 1 ? 0
-                                           : f == NCCL_FUNC_ALL_REDUCE
-                                               ? (fr->is_ar_inter_2n ? 2 * n_nodes
-                                                                     : 2 * (n_nodes - 1))
-                                               : n_nodes - 1;
+                    uint32_t inter_steps =
+                        n_nodes == 1 ? 0
+                        : f == NCCL_FUNC_ALL_REDUCE
+                            ? (fr->is_ar_inter_2n ? 2 * n_nodes : 2 * (n_nodes - 1))
+                            : n_nodes - 1;
                     lat += (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat;
                 }
             } else if (a == NCCL_ALGO_TREE) {

@@ -4,8 +4,8 @@
  *
  * This is the arithmetic of NCCL's tuner (src/graph/tuning.cc, ncclTopoTuneModel and
  * ncclTopoGetAlgoTime, read at every NVIDIA/nccl tag from v2.7.3-1 to v2.30.7-1, the constants
- * and formulas of the release the platform names in nccl.version): for each algorithm (tree, ring, PAT)
- * and protocol (LL, LL128, Simple) a latency = base latency + steps x per-hop latency by link
+ * and formulas of the release the platform names in nccl.version): for each algorithm (tree, ring,
+ * PAT) and protocol (LL, LL128, Simple) a latency = base latency + steps x per-hop latency by link
  * type (NVLink, PCIe, network), and a bandwidth = channels x per-channel bandwidth, scaled by
  * the protocol's payload share (LL carries 8 data bytes per 16, LL128 120 per 128) and capped
  * per channel and protocol; NCCL runs the pair with the smallest latency + bytes / bandwidth.

@@ -73,7 +73,6 @@ void runtime_nccl_comm_bytes(const Platform *p, uint32_t n_ranks, uint32_t n_nod
         out->nvls_tree_bytes = RUNTIME_NCCL_NVLS_CTAS * (k - 1) * 4 * net / r;
 }
 
-
 static unsigned chosen(const NcclComm *c, NcclFunc f, double bytes)
 {
     if (bytes <= 0.0)
