@@ -36,6 +36,26 @@
  *     182.2 = 5806.7 us against Tree/Simple 8.4 + 2 (7 x 4 + 7 x 14) = 260.4 + 1e9 /
  *     (min(0.92 x 370, 16 x 36.0) / 2) = 6135.8 us: NVLSTree. NVLS itself needs CollNet
  *     across nodes: not a candidate.
+ *
+ * The same communicators under older releases (tuning.cc at the tags named):
+ *   NCCL 2.12.10 (v2.12.7-1 tables: baseLat Tree {4.4, 4.4, 0}, Ring {3.6, 10.0, 8.4}; hwLat
+ *   NVLink Tree {.52, 1.25, 28}, Ring {.47, 1.9, 3.4}; network Tree {5.0, 8.5, 28}, Ring
+ *   {2.7, 4.0, 28}; LL x 1/4 for an all-reduce; LL's intra-node hop x 1.8 across nodes; no
+ *   network post overhead; a ring all-reduce counts 2 nNodes network steps):
+ *   8 ranks, all-reduce 8 B: Ring/LL 3.6 + 14 x 0.47 = 10.18 (Tree/LL 4.4 + 2 x 7 x 0.52 =
+ *     11.68) at min(87.7, 230 / 4) x 8/14 GB/s.
+ *   8 ranks, all-reduce 1 GB: Ring/Simple 8.4 + 14 x 3.4 = 56.0 + 1e9 / (230 x 8/14), as today.
+ *   1,024 ranks, all-reduce 8 B: Tree/LL 4.4 + 2 (7 x 0.52 x 1.8 + 7 x 5.0) = 87.504; Ring/LL
+ *     3.6 + (2046 - 256) x 0.846 + 256 x 2.7 = 2209.14.
+ *   1,024 ranks, all-reduce 1 GB: Tree/Simple 0 + 2 (7 x 28 + 7 x 28) = 784 + 1e9 /
+ *     (min(0.92 x 192, 12 x 17.8) / 2) = 12106.5 us; Tree/LL128 140.9 + 1e9 / (min(0.92 x 192
+ *     x 120/128, 12 x 20) / 2) = 12218.2 us; Ring/Simple (8.4 + 1790 x 3.4 + 256 x 28) x 1.9
+ *     (plateau: 1 GB >= 1024 / 16 x 64 KiB) = 25198.6 us + 1e9 / (192 x 1024/2046).
+ *   NCCL 2.21.5 (v2.21.5-1: NVLink NVLSTree hop 25, network NVLSTree hop 14) on the H100
+ *   nodes: NVLSTree latency 25 + 2 x log2(2) x 14 = 53 us on 2 nodes (nccl#1244 measured
+ *   ~47), 25 + 2 x 7 x 14 = 221 us on 128.
+ *   NCCL 2.17.1 (v2.17.1-1, before the base latencies of v2.18.1-1) on one H100 node, 8 B:
+ *   Ring/LL 3.6 + 14 x 0.47 = 10.18 us (NVLS: its base 40 us).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -349,6 +369,94 @@ static void test_nccl_model_a100_never_nvls(void **state)
     }
 }
 
+/* nccl.version with its patch: 20000 + 100 x minor + patch; none: the default 2.30. */
+static void test_nccl_model_release_from_platform(void **state)
+{
+    (void)state;
+    Platform p;
+    memset(&p, 0, sizeof p);
+    assert_int_equal(nccl_model_version(&p), PLATFORM_NCCL_VERSION);
+    assert_int_equal(nccl_model_release(&p), 23000);
+    assert_int_equal(nccl_model_release(NULL), 23000);
+    p.nccl.version = 221;
+    p.nccl.version_patch = 5;
+    assert_int_equal(nccl_model_version(&p), 221);
+    assert_int_equal(nccl_model_release(&p), 22105);
+    p.nccl.version = 212;
+    p.nccl.version_patch = 10;
+    assert_int_equal(nccl_model_release(&p), 21210);
+}
+
+static void test_nccl_model_release_2_12_small_and_large(void **state)
+{
+    (void)state;
+    NcclComm c = a100(8, 1);
+    c.release = 21210; /* NCCL 2.12.10 */
+    NcclChoice ch = nccl_model_choose(&c, NCCL_FUNC_ALL_REDUCE, 8, false, NCCL_ALGO_RING);
+    assert_int_equal(ch.algo, NCCL_ALGO_RING);
+    assert_int_equal(ch.proto, NCCL_PROTO_LL);
+    assert_rel(ch.latency_s, 10.18e-6, 1e-9);
+    assert_rel(ch.algbw_bytes_per_s, 57.5e9 * 8 / 14, 1e-6);
+    NcclChoice tree;
+    nccl_model_time_s(&c, NCCL_FUNC_ALL_REDUCE, NCCL_ALGO_TREE, NCCL_PROTO_LL, 8, &tree);
+    assert_rel(tree.latency_s, 11.68e-6, 1e-9);
+    ch = nccl_model_choose(&c, NCCL_FUNC_ALL_REDUCE, 1e9, false, NCCL_ALGO_RING);
+    assert_int_equal(ch.algo, NCCL_ALGO_RING);
+    assert_int_equal(ch.proto, NCCL_PROTO_SIMPLE);
+    assert_rel(ch.time_s, 56.0e-6 + 1e9 / (230e9 * 8 / 14), 1e-6);
+
+    c = a100(1024, 128);
+    c.release = 21210;
+    ch = nccl_model_choose(&c, NCCL_FUNC_ALL_REDUCE, 8, false, NCCL_ALGO_RING);
+    assert_int_equal(ch.algo, NCCL_ALGO_TREE);
+    assert_int_equal(ch.proto, NCCL_PROTO_LL);
+    assert_rel(ch.latency_s, 87.504e-6, 1e-9);
+    NcclChoice ring;
+    nccl_model_time_s(&c, NCCL_FUNC_ALL_REDUCE, NCCL_ALGO_RING, NCCL_PROTO_LL, 8, &ring);
+    assert_rel(ring.latency_s, 2209.14e-6, 1e-9);
+    ch = nccl_model_choose(&c, NCCL_FUNC_ALL_REDUCE, 1e9, false, NCCL_ALGO_RING);
+    assert_int_equal(ch.algo, NCCL_ALGO_TREE);
+    assert_int_equal(ch.proto, NCCL_PROTO_SIMPLE);
+    assert_rel(ch.latency_s, 784e-6, 1e-9);
+    assert_rel(ch.time_s, 784e-6 + 1e9 / (0.92 * 192e9 / 2), 1e-6);
+    NcclChoice ll128;
+    nccl_model_time_s(&c, NCCL_FUNC_ALL_REDUCE, NCCL_ALGO_TREE, NCCL_PROTO_LL128, 1e9, &ll128);
+    assert_rel(ll128.time_s, 140.9e-6 + 1e9 / (0.92 * 192e9 * 120 / 128 / 2), 1e-6);
+    nccl_model_time_s(&c, NCCL_FUNC_ALL_REDUCE, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, 1e9, &ring);
+    assert_rel(ring.latency_s, 13262.4e-6 * 1.9, 1e-9);
+}
+
+static void test_nccl_model_release_nvls_tree_2_21_and_ring_2_17(void **state)
+{
+    (void)state;
+    Platform p = h100_platform();
+    p.nccl.version = 221;
+    p.nccl.version_patch = 5;
+    NcclComm c;
+    nccl_model_comm(&p, 16, 2, &c);
+    assert_int_equal(c.release, 22105);
+    NcclChoice nt;
+    assert_true(nccl_model_time_s(&c, NCCL_FUNC_ALL_REDUCE, NCCL_ALGO_NVLS_TREE, NCCL_PROTO_SIMPLE,
+                                  8, &nt) > 0);
+    assert_rel(nt.latency_s, 53e-6, 1e-9);
+    nccl_model_comm(&p, 1024, 128, &c);
+    nccl_model_time_s(&c, NCCL_FUNC_ALL_REDUCE, NCCL_ALGO_NVLS_TREE, NCCL_PROTO_SIMPLE, 8, &nt);
+    assert_rel(nt.latency_s, 221e-6, 1e-9);
+    p.nccl.version = 217;
+    p.nccl.version_patch = 1;
+    nccl_model_comm(&p, 8, 1, &c);
+    NcclChoice ch = nccl_model_choose(&c, NCCL_FUNC_ALL_REDUCE, 8, false, NCCL_ALGO_RING);
+    assert_int_equal(ch.algo, NCCL_ALGO_RING);
+    assert_int_equal(ch.proto, NCCL_PROTO_LL);
+    assert_rel(ch.latency_s, 10.18e-6, 1e-9);
+    NcclChoice nvls;
+    nccl_model_time_s(&c, NCCL_FUNC_ALL_REDUCE, NCCL_ALGO_NVLS, NCCL_PROTO_SIMPLE, 8, &nvls);
+    assert_rel(nvls.latency_s, 40e-6, 1e-9);
+    nccl_model_comm(&p, 16, 2, &c); /* no NVLSTree before 2.18 */
+    assert_true(nccl_model_time_s(&c, NCCL_FUNC_ALL_REDUCE, NCCL_ALGO_NVLS_TREE, NCCL_PROTO_SIMPLE,
+                                  8, NULL) < 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -364,6 +472,9 @@ int main(void)
         cmocka_unit_test(test_nccl_model_nvls_all_reduce_8_ranks),
         cmocka_unit_test(test_nccl_model_nvls_tree_all_reduce_1024_ranks),
         cmocka_unit_test(test_nccl_model_a100_never_nvls),
+        cmocka_unit_test(test_nccl_model_release_from_platform),
+        cmocka_unit_test(test_nccl_model_release_2_12_small_and_large),
+        cmocka_unit_test(test_nccl_model_release_nvls_tree_2_21_and_ring_2_17),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

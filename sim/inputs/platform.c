@@ -349,15 +349,17 @@ static int read_runtime(const cJSON *root, JsonAt at, Platform *p, Err *err)
                : 0;
 }
 
-/* nccl.version: a release "2.M" or "2.M.P" (the patch is read and dropped: what the memory
- * model uses changed between minor releases), absent: PLATFORM_NCCL_VERSION. */
-static int read_nccl_version(const cJSON *n, JsonAt s, uint32_t *out, Err *err)
+/* nccl.version: a release "2.M" or "2.M.P" (the patch kept apart: NCCL's tuner constants
+ * changed between patch releases), absent: PLATFORM_NCCL_VERSION. */
+static int read_nccl_version(const cJSON *n, JsonAt s, uint32_t *out, uint32_t *out_patch,
+                             Err *err)
 {
     char text[32] = "";
     int rc = jsonfile_get_string(n, "version", s, text, sizeof text, err);
     if (rc < 0)
         return -1;
     *out = PLATFORM_NCCL_VERSION;
+    *out_patch = 0;
     if (rc == 0)
         return 0;
     unsigned major = 0, minor = 0, patch = 0;
@@ -365,12 +367,13 @@ static int read_nccl_version(const cJSON *n, JsonAt s, uint32_t *out, Err *err)
     int got = sscanf(text, "%u.%u%n.%u%n", &major, &minor, &used, &patch, &more);
     int end = got == 3 ? more : got == 2 ? used : -1;
     if (end < 0 || text[end] != '\0' || !isdigit((unsigned char)text[0]) || major != 2 ||
-        minor > 99)
+        minor > 99 || patch > 99)
         return err_set(err,
                        "%s: nccl.version: expected a release like \"2.21\" or \"2.21.5\", "
                        "got \"%s\"",
                        s.file, text);
     *out = major * 100 + minor;
+    *out_patch = patch;
     return 0;
 }
 
@@ -389,7 +392,7 @@ static int read_nccl(const cJSON *root, JsonAt at, Platform *p, Err *err)
         return -1;
     p->nccl.arch = (PlatformArch)arch;
     p->nccl.cpu_vendor = (PlatformCpuVendor)vendor;
-    return read_nccl_version(n, s, &p->nccl.version, err);
+    return read_nccl_version(n, s, &p->nccl.version, &p->nccl.version_patch, err);
 }
 
 /* Rules that tie sections together; messages name the key that breaks them. */

@@ -161,8 +161,12 @@ typedef struct Platform {
         uint64_t channels; /* the channels of NCCL's ring graph on this machine */
         /* The NCCL release the cluster's software stack runs, major x 100 + minor (2.21 is
          * 221): what NCCL allocates on the GPU, and when, changed across releases
-         * (model/runtime_memory.h). Optional "version" key; absent, PLATFORM_NCCL_VERSION. */
+         * (model/runtime_memory.h), and so did its tuner's constants (model/nccl_model.h).
+         * Optional "version" key; absent, PLATFORM_NCCL_VERSION. */
         uint32_t version;
+        /* Its patch release (2.21.5: 5), 0 when the key gave none: the tuner's constants
+         * changed between patch releases too (model/nccl_model.h, nccl_model_release). */
+        uint32_t version_patch;
     } nccl;
 } Platform;
 

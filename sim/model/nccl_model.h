@@ -3,8 +3,9 @@
  * picks for a message size and rank count, and the latency and bandwidth it expects of them.
  *
  * This is the arithmetic of NCCL's tuner (src/graph/tuning.cc, ncclTopoTuneModel and
- * ncclTopoGetAlgoTime, NCCL 2.2x HEAD as read on GitHub): for each algorithm (tree, ring, PAT)
- * and protocol (LL, LL128, Simple) a latency = base latency + steps x per-hop latency by link
+ * ncclTopoGetAlgoTime, read at every NVIDIA/nccl tag from v2.7.3-1 to v2.30.7-1, the constants
+ * and formulas of the release the platform names in nccl.version): for each algorithm (tree, ring,
+ * PAT) and protocol (LL, LL128, Simple) a latency = base latency + steps x per-hop latency by link
  * type (NVLink, PCIe, network), and a bandwidth = channels x per-channel bandwidth, scaled by
  * the protocol's payload share (LL carries 8 data bytes per 16, LL128 120 per 128) and capped
  * per channel and protocol; NCCL runs the pair with the smallest latency + bytes / bandwidth.
@@ -48,6 +49,8 @@ typedef enum NcclFunc {
 
 /* What NCCL's tuner knows of a communicator. */
 typedef struct NcclComm {
+    uint32_t release;      /* the NCCL release whose tuner runs (nccl_model_release); 0: the
+                            * default release, PLATFORM_NCCL_VERSION */
     PlatformArch arch;     /* NCCL's compute-capability row of its tables */
     PlatformCpuVendor cpu; /* its multi-node LL row, and the network post overhead */
     uint32_t n_ranks;
@@ -78,6 +81,16 @@ typedef struct NcclChoice {
     double algbw_bytes_per_s; /* the tuner's bandwidth at this size (tree correction included) */
     double time_s;            /* latency + bytes / bandwidth */
 } NcclChoice;
+
+/* The NCCL release platform p names (nccl.version), major x 100 + minor (2.21 is 221);
+ * PLATFORM_NCCL_VERSION when it names none or p is NULL. The one place that reads it: the
+ * tuner here and the memory of model/runtime_memory.c both use it. */
+uint32_t nccl_model_version(const Platform *p);
+
+/* The same release with its patch, 20000 + 100 x minor + patch (2.21.5 is 22105; a release
+ * given without a patch, "2.18", is 21800: the first tag of that line). The tuner's constants
+ * are those of the last NVIDIA/nccl tag at or before it that changed them. */
+uint32_t nccl_model_release(const Platform *p);
 
 /* The communicator NCCL builds for `n_ranks` ranks over `n_nodes` nodes of platform p. */
 void nccl_model_comm(const Platform *p, uint32_t n_ranks, uint32_t n_nodes, NcclComm *out);

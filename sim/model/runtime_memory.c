@@ -73,12 +73,6 @@ void runtime_nccl_comm_bytes(const Platform *p, uint32_t n_ranks, uint32_t n_nod
         out->nvls_tree_bytes = RUNTIME_NCCL_NVLS_CTAS * (k - 1) * 4 * net / r;
 }
 
-/* The release: a Platform built in code (nccl.version 0) runs the default. */
-static uint32_t nccl_version(const Platform *p)
-{
-    return p->nccl.version ? p->nccl.version : PLATFORM_NCCL_VERSION;
-}
-
 static unsigned chosen(const NcclComm *c, NcclFunc f, double bytes)
 {
     if (bytes <= 0.0)
@@ -93,7 +87,7 @@ unsigned runtime_nccl_algos(const Platform *p, const ZeroConfig *z, uint32_t n_r
         return 0;
     NcclComm c;
     nccl_model_comm(p, n_ranks, n_nodes, &c);
-    const uint32_t version = nccl_version(p);
+    const uint32_t version = nccl_model_version(p);
     if (version < 222) {
         unsigned a = RUNTIME_NCCL_RING | RUNTIME_NCCL_TREE;
         if (c.has_nvls && version >= 217)
@@ -127,7 +121,7 @@ static void add_comm(const Platform *p, uint32_t n_ranks, uint32_t n_nodes, unsi
     if (n_ranks < 2)
         return;
     RuntimeNcclBytes b;
-    runtime_nccl_comm_bytes(p, n_ranks, n_nodes, algos, nccl_version(p), &b);
+    runtime_nccl_comm_bytes(p, n_ranks, n_nodes, algos, nccl_model_version(p), &b);
     out->n_communicators++;
     out->nccl.ring_bytes += b.ring_bytes;
     out->nccl.tree_bytes += b.tree_bytes;

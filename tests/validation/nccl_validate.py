@@ -8,7 +8,10 @@
 Each point runs the shipped platform (or a platform file of the repository, for a machine
 no shipped platform describes) resized to the point's GPUs, at the point's nccl-tests
 size, with NCCL's own choice of algorithm and protocol unless the source restricted it
-(NCCL_ALGO=RING becomes --algo ring, NCCL_ALGO=NVLSTree --algo nvls_tree). The error is (zerosim - published) / published on the
+(NCCL_ALGO=RING becomes --algo ring, NCCL_ALGO=NVLSTree --algo nvls_tree), under the NCCL
+release the source ran ("nccl_version": a temporary copy of the platform file with
+nccl.version set; the shipped files are not touched; without it the platform's default).
+The error is (zerosim - published) / published on the
 published quantity (bus bandwidth, or time for small messages). The bound is 5% for large
 messages (1 GiB and above) and 15% otherwise; the table says which points are within it.
 Only the table between the BEGIN/END markers is generated; the prose is written by hand.
@@ -17,6 +20,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 POINTS = os.path.join(HERE, "nccl", "points.json")
@@ -27,14 +31,31 @@ END = "<!-- END nccl-tests table -->"
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
-def run(zerosim, platform, gpus, op, min_bytes, max_bytes, algo=None):
+def platform_file(platform):
     if "/" in platform:  # a platform file of the repository (tests/validation/platforms/)
-        platform = os.path.join(ROOT, platform)
-    cmd = [zerosim, "collective", "--platform", platform, "--gpus", str(gpus), "--op", op,
+        return os.path.join(ROOT, platform)
+    return os.path.join(ROOT, "platforms", platform + ".json")
+
+
+def run(zerosim, platform, gpus, op, min_bytes, max_bytes, algo=None, nccl_version=None):
+    path, tmp = platform_file(platform), None
+    if nccl_version:  # the source's NCCL release: a temporary copy with nccl.version set
+        with open(path) as f:
+            pf = json.load(f)
+        pf["nccl"]["version"] = nccl_version
+        fd, tmp = tempfile.mkstemp(suffix=".json", prefix="nccl-%s-" % nccl_version)
+        with os.fdopen(fd, "w") as f:
+            json.dump(pf, f)
+        path = tmp
+    cmd = [zerosim, "collective", "--platform", path, "--gpus", str(gpus), "--op", op,
            "--min-bytes", str(min_bytes), "--max-bytes", str(max_bytes), "--json", "-"]
     if algo:
         cmd += ["--algo", algo]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    try:
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    finally:
+        if tmp:
+            os.unlink(tmp)
     return json.loads(out)
 
 
@@ -44,7 +65,7 @@ def rows(zerosim):
     out = []
     for p in points:
         r = run(zerosim, p["platform"], p["gpus"], p["op"], p["bytes"], p["bytes"],
-                p.get("algo"))[0]
+                p.get("algo"), p.get("nccl_version"))[0]
         if "busbw_GBps" in p:
             published, got, unit = p["busbw_GBps"], r["busbw_bytes_per_s"] / 1e9, "busbw GB/s"
         else:
@@ -64,14 +85,16 @@ def size_text(n):
 
 
 def table(zerosim):
-    lines = ["| point | op | GPUs | size | NCCL_ALGO | published | zerosim (ran) | error | "
+    lines = ["| point | op | GPUs | size | NCCL_ALGO | NCCL | published | zerosim (ran) | error | "
              "bound | kind, source |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows(zerosim):
         within = "yes" if abs(r["err"]) <= r["bound"] else "**no**"
-        lines.append("| %s | %s | %d | %s | %s | %g %s | %.4g (%s) | %+.1f%% | %d%%: %s | %s: %s |"
+        lines.append("| %s | %s | %d | %s | %s | %s | %g %s | %.4g (%s) | %+.1f%% | %d%%: %s "
+                     "| %s: %s |"
                      % (r["id"], r["op"], r["gpus"], size_text(r["bytes"]),
-                        r.get("algo", "default"), r["published"], r["unit"], r["got"], r["ran"],
+                        r.get("algo", "default"), r.get("nccl_version", "default"),
+                        r["published"], r["unit"], r["got"], r["ran"],
                         100 * r["err"], round(100 * r["bound"]), within, r["kind"],
                         r["source"]))
     return "\n".join(lines) + "\n"
@@ -86,20 +109,25 @@ def plot(zerosim, out_dir):
     import matplotlib.pyplot as plt
     with open(POINTS) as f:
         points = json.load(f)["points"]
-    curves = [("dgx-a100-80g", 8, "all_reduce", None), ("dgx-a100-80g", 16, "all_reduce", None),
-              ("dgx-a100-80g", 64, "all_reduce", None), ("dgx-a100-80g", 1024, "all_gather", None),
-              ("dgx-a100-80g", 16, "all_reduce", "ring"),
-              ("dgx-h100", 8, "all_reduce", None), ("dgx-h100", 8, "all_reduce", "ring"),
-              ("dgx-h100", 8, "all_gather", None), ("dgx-h100", 16, "all_reduce", None),
-              ("dgx-h100", 16, "all_reduce", "ring"), ("dgx-h100", 16, "all_reduce", "nvls_tree")]
+    curves = [("dgx-a100-80g", 8, "all_reduce", None, None),
+              ("dgx-a100-80g", 16, "all_reduce", None, None),
+              ("dgx-a100-80g", 64, "all_reduce", None, None),
+              ("dgx-a100-80g", 1024, "all_gather", None, None),
+              ("dgx-a100-80g", 16, "all_reduce", "ring", None),
+              ("dgx-h100", 8, "all_reduce", None, None), ("dgx-h100", 8, "all_reduce", "ring", None),
+              ("dgx-h100", 8, "all_gather", None, None), ("dgx-h100", 16, "all_reduce", None, None),
+              ("dgx-h100", 16, "all_reduce", "ring", None),
+              ("dgx-h100", 16, "all_reduce", "nvls_tree", None),
+              ("dgx-h100", 16, "all_reduce", "nvls_tree", "2.21.5")]
     os.makedirs(out_dir, exist_ok=True)
     for platform in ("dgx-a100-80g", "dgx-h100"):
         fig, (bw, tm) = plt.subplots(1, 2, figsize=(11, 4.4))
-        for (pf, gpus, op, algo) in curves:
+        for (pf, gpus, op, algo, version) in curves:
             if pf != platform:
                 continue
-            rs = run(zerosim, pf, gpus, op, 8, 16 << 30, algo)
-            label = "%s, %d GPUs%s" % (op, gpus, ", NCCL_ALGO=%s" % algo if algo else "")
+            rs = run(zerosim, pf, gpus, op, 8, 16 << 30, algo, version)
+            label = "%s, %d GPUs%s%s" % (op, gpus, ", NCCL_ALGO=%s" % algo if algo else "",
+                                         ", NCCL %s" % version if version else "")
             line, = bw.plot([r["bytes"] for r in rs],
                             [r["busbw_bytes_per_s"] / 1e9 for r in rs], label=label)
             tm.plot([r["bytes"] for r in rs], [r["time_s"] * 1e6 for r in rs],

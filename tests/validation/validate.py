@@ -11,7 +11,10 @@ preset "model", a file "model_file" under tests/validation/, or an inline Huggin
 "model_mpt"), the platform (shipped "platform" or "platform_file" under tests/validation/),
 resized to the case's GPU count, the sequence length, activation checkpointing, FSDP strategy,
 expert parallelism ("ep_size"), the simulation mode ("mode"), the DeepSpeed release whose
-ZeRO-3 ran ("deepspeed_version"), the CUDA module loading of its software stack
+ZeRO-3 ran ("deepspeed_version"), the NCCL release where the source names it ("nccl_version",
+run as a temporary copy of the platform file with nccl.version set, which selects NCCL's
+tuner constants and memory; the shipped platform files are not touched), the CUDA module
+loading of its software stack
 ("cuda_module_loading": eager before CUDA 11.7 and PyTorch 1.13), optimizer offload and attention kernels (FlashAttention,
 or "flash": "off" for the unfused softmax of the case's codebase). A DeepSpeed config is
 written from the training section. The metric is the one the source published (TFLOP/s per
@@ -74,6 +77,13 @@ def simulate(zerosim, case, extra=(), recompute=None):
         model = run["model"]
     platform = (os.path.join(HERE, run["platform_file"]) if "platform_file" in run
                 else run["platform"])
+    if run.get("nccl_version"):  # the NCCL release the source ran: a temporary platform copy
+        with open(platform if "platform_file" in run
+                  else os.path.join(ROOT, "platforms", platform + ".json")) as f:
+            pf = json.load(f)
+        pf["nccl"]["version"] = run["nccl_version"]
+        platform = temp_json(pf)
+        temps.append(platform)
     cmd = [zerosim, "run", "--model", model, "--config", config,
            "--platform", platform, "--gpus", str(gpus), "--seq-len", str(run["seq"]),
            "--activation-checkpointing", run["recompute"],
