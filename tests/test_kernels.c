@@ -106,7 +106,120 @@ static void test_kernels_attention_at_throughput(void **state)
 {
     (void)state;
     KernelGpu g = fixture_toy_gpu();
-    assert_rel(kernels_attention_s(&g, 1e12), 1e12 / 50e12, 1e-12);
+    /* no table: 50 TFLOP/s for FlashAttention-2 in either pass, half for the first one */
+    assert_rel(kernels_attention_s(&g, PLATFORM_FLASH_V2, PLATFORM_FLASH_FWD, 128, 2048, 1e12),
+               1e12 / 50e12, 1e-12);
+    assert_rel(kernels_attention_s(&g, PLATFORM_FLASH_V2, PLATFORM_FLASH_BWD, 64, 512, 1e12),
+               1e12 / 50e12, 1e-12);
+    assert_rel(kernels_attention_s(&g, PLATFORM_FLASH_V1, PLATFORM_FLASH_FWD, 128, 2048, 1e12),
+               1e12 / 25e12, 1e-12);
+    assert_true(kernels_attention_s(&g, PLATFORM_FLASH_V2, PLATFORM_FLASH_FWD, 128, 2048, 0) ==
+                0.0);
+}
+
+/* A toy table: FlashAttention-2 causal fwd_bwd at head_dim 64 (100, 150, 180 TFLOP/s at 512,
+ * 2048, 8192 tokens) and 128 (120, 170, 200), a causal forward row at 128 (250 at 1024 only),
+ * a non-causal fwd_bwd row at 128 (300 at 512); no rows of the first FlashAttention. */
+static void toy_flash(KernelGpu *g)
+{
+    PlatformFlashTable *t = &g->flash;
+    *t = (PlatformFlashTable){.n_rows = 4};
+    t->rows[0] = (PlatformFlashRow){.kernel = PLATFORM_FLASH_V2, .pass = PLATFORM_FLASH_FWD_BWD,
+                                    .head_dim = 64, .is_causal = true, .n_points = 3,
+                                    .seq_len = {512, 2048, 8192},
+                                    .flops_per_s = {100e12, 150e12, 180e12}};
+    t->rows[1] = t->rows[0];
+    t->rows[1].head_dim = 128;
+    t->rows[1].flops_per_s[0] = 120e12;
+    t->rows[1].flops_per_s[1] = 170e12;
+    t->rows[1].flops_per_s[2] = 200e12;
+    t->rows[2] = (PlatformFlashRow){.kernel = PLATFORM_FLASH_V2, .pass = PLATFORM_FLASH_FWD,
+                                    .head_dim = 128, .is_causal = true, .n_points = 1,
+                                    .seq_len = {1024}, .flops_per_s = {250e12}};
+    t->rows[3] = (PlatformFlashRow){.kernel = PLATFORM_FLASH_V2, .pass = PLATFORM_FLASH_FWD_BWD,
+                                    .head_dim = 128, .is_causal = false, .n_points = 1,
+                                    .seq_len = {512}, .flops_per_s = {300e12}};
+}
+
+static double fa_rate(const KernelGpu *g, PlatformFlashKernel k, PlatformFlashPass pass,
+                      bool is_causal, double d, double s)
+{
+    return kernels_attention_flops_per_s(g, k, pass, is_causal, d, s);
+}
+
+static void test_kernels_attention_table_interpolates(void **state)
+{
+    (void)state;
+    KernelGpu g = fixture_toy_gpu();
+    toy_flash(&g);
+    const PlatformFlashKernel v2 = PLATFORM_FLASH_V2, v1 = PLATFORM_FLASH_V1;
+    const PlatformFlashPass bwd = PLATFORM_FLASH_BWD, fwd = PLATFORM_FLASH_FWD;
+    /* no backward rows: the fwd_bwd rows; a published point is its rate */
+    assert_rel(fa_rate(&g, v2, bwd, true, 128, 2048), 170e12, 1e-12);
+    /* 1024 lies halfway from 512 to 2048 in log(seq_len): (120 + 170) / 2 = 145; 4096
+     * halfway to 8192: (170 + 200) / 2 = 185; 1280: w = ln(2.5) / ln(4) = 0.660964,
+     * 120 + 0.660964 x 50 = 153.048 */
+    assert_rel(fa_rate(&g, v2, bwd, true, 128, 1024), 145e12, 1e-12);
+    assert_rel(fa_rate(&g, v2, bwd, true, 128, 4096), 185e12, 1e-12);
+    assert_rel(fa_rate(&g, v2, bwd, true, 128, 1280), 120e12 + log(2.5) / log(4.0) * 50e12,
+               1e-12);
+    /* held at the ends: 256 at the 512 rate, 32768 at the 8192 one */
+    assert_rel(fa_rate(&g, v2, bwd, true, 128, 256), 120e12, 1e-12);
+    assert_rel(fa_rate(&g, v2, bwd, true, 128, 32768), 200e12, 1e-12);
+    /* head_dim 96 halfway from 64 to 128 at 2048: (150 + 170) / 2 = 160; at 1024 both rows
+     * halfway in log(seq_len): (125 + 145) / 2 = 135; 32 and 256 held at 64 and 128 */
+    assert_rel(fa_rate(&g, v2, bwd, true, 96, 2048), 160e12, 1e-12);
+    assert_rel(fa_rate(&g, v2, bwd, true, 96, 1024), 135e12, 1e-12);
+    assert_rel(fa_rate(&g, v2, bwd, true, 32, 2048), 150e12, 1e-12);
+    assert_rel(fa_rate(&g, v2, bwd, true, 256, 8192), 200e12, 1e-12);
+    /* the forward has its own row (one point: every length, every head_dim) */
+    assert_rel(fa_rate(&g, v2, fwd, true, 128, 16384), 250e12, 1e-12);
+    assert_rel(fa_rate(&g, v2, fwd, true, 64, 512), 250e12, 1e-12);
+    /* without the mask: its own row */
+    assert_rel(fa_rate(&g, v2, bwd, false, 128, 4096), 300e12, 1e-12);
+    /* no rows of the first FlashAttention: half FlashAttention-2's, 170 / 2 and 250 / 2 */
+    assert_rel(fa_rate(&g, v1, bwd, true, 128, 2048), 85e12, 1e-12);
+    assert_rel(fa_rate(&g, v1, fwd, true, 128, 2048), 125e12, 1e-12);
+    /* its time: 2.9e12 FLOPs at 145 TFLOP/s = 20 ms */
+    assert_rel(kernels_attention_s(&g, v2, bwd, 128, 1024, 2.9e12), 0.02, 1e-12);
+    /* rows of the first FlashAttention are its own, not halved */
+    g.flash.rows[g.flash.n_rows++] =
+        (PlatformFlashRow){.kernel = PLATFORM_FLASH_V1, .pass = PLATFORM_FLASH_FWD_BWD,
+                           .head_dim = 128, .is_causal = true, .n_points = 2,
+                           .seq_len = {512, 8192}, .flops_per_s = {55e12, 80e12}};
+    /* 2048 is halfway from 512 to 8192 in log(seq_len): (55 + 80) / 2 = 67.5 */
+    assert_rel(fa_rate(&g, v1, fwd, true, 128, 2048), 67.5e12, 1e-12);
+    assert_rel(fa_rate(&g, v1, bwd, true, 128, 2048), 67.5e12, 1e-12);
+}
+
+/* The layer's flash kernels at the table's rate for its head_dim and sequence length: the
+ * MPT toy layer (10 heads of 128, 1280 tokens) with FlashAttention-2 causal fwd_bwd 100 and
+ * 200 TFLOP/s at 1024 and 4096 tokens: 1280 is w = ln(1.25) / ln(4) = 0.160964 of the way,
+ * 116.0964 TFLOP/s in both passes. */
+static void test_kernels_layer_flash_at_table_rate(void **state)
+{
+    (void)state;
+    KernelGpu g = fixture_toy_gpu();
+    g.flash = (PlatformFlashTable){.n_rows = 1};
+    g.flash.rows[0] = (PlatformFlashRow){.kernel = PLATFORM_FLASH_V2,
+                                         .pass = PLATFORM_FLASH_FWD_BWD, .head_dim = 128,
+                                         .is_causal = true, .n_points = 2,
+                                         .seq_len = {1024, 4096},
+                                         .flops_per_s = {100e12, 200e12}};
+    ModelConfig cfg = fixture_mpt_layer();
+    RunSetup s = {.seq_len = 1280, .micro_batch = 1, .is_flash_attention = true, .act_bytes = 2};
+    LayerKernels k;
+    kernels_layer(&cfg, &s, &g, &k);
+    const double rate = 100e12 + log(1.25) / log(4.0) * 100e12;
+    /* causal flash: 4 b s^2 a d / 2 = 4 x 1280^2 x 10 x 128 / 2 FLOPs forward, 2.5x backward */
+    const double flops = 4.0 * 1280 * 1280 * 10 * 128 / 2;
+    assert_rel(k.fwd.attention_s, flops / rate, 1e-12);
+    assert_rel(k.bwd.attention_s, 2.5 * flops / rate, 1e-12);
+    /* the first FlashAttention without rows of its own: half the rate */
+    s.is_flash_attention_v1 = true;
+    kernels_layer(&cfg, &s, &g, &k);
+    assert_rel(k.fwd.attention_s, 2 * flops / rate, 1e-12);
+    assert_rel(k.bwd.attention_s, 2 * 2.5 * flops / rate, 1e-12);
 }
 
 /* c10d's list copies (DeepSpeed before 0.6), on the toy GPU (1e12 B/s, 5 us a launch): a 1 GB
@@ -309,6 +422,8 @@ int main(void)
         cmocka_unit_test(test_kernels_pass_host_work),
         cmocka_unit_test(test_kernels_c10d_list_copies_by_hand),
         cmocka_unit_test(test_kernels_layer_mpt_by_hand),
+        cmocka_unit_test(test_kernels_attention_table_interpolates),
+        cmocka_unit_test(test_kernels_layer_flash_at_table_rate),
         cmocka_unit_test(test_kernels_layer_unfused_attention),
         cmocka_unit_test(test_kernels_layer_llama_family),
         cmocka_unit_test(test_kernels_weight_casts_by_hand),

@@ -365,6 +365,95 @@ static void test_fabric_structure_errors(void **state)
                       "got 0.5");
 }
 
+/* ------------------------------------------------------------------- flash_attention table */
+
+/* The toy GPU with a flash_attention table of `rows` inserted before its source. */
+static char *with_flash(const char *rows)
+{
+    char to[2048];
+    snprintf(to, sizeof to,
+             "\"flash_attention\": {\"source\": \"paper\", \"rows\": [%s]}, \"source\": "
+             "\"datasheet\"}",
+             rows);
+    return edit("\"source\": \"datasheet\"}", to);
+}
+
+#define FA_ROW(kernel, pass, d, causal, seqs, rates)                                          \
+    "{\"kernel\": \"" kernel "\", \"pass\": \"" pass "\", \"head_dim\": " #d                \
+    ", \"causal\": " causal ", \"seq_len\": " seqs ", \"flops_per_s\": " rates "}"
+
+static void assert_flash_fails(const char *rows, const char *expected)
+{
+    char *text = with_flash(rows);
+    assert_fails(text, expected);
+    free(text);
+}
+
+static void test_flash_table_parses(void **state)
+{
+    (void)state;
+    Platform p;
+    parse_ok(toy, &p);
+    assert_true(p.gpu.flash.n_rows == 0); /* optional */
+    char *text = with_flash(
+        FA_ROW("v2", "fwd_bwd", 128, "true", "[512, 2048]", "[99e12, 155e12]") ", " FA_ROW(
+            "v1", "fwd", 64, "true", "[1024]", "[70e12]") ", " FA_ROW("v1", "bwd", 64, "true",
+                                                                     "[1024]", "[60e12]"));
+    parse_ok(text, &p);
+    free(text);
+    assert_int_equal(p.gpu.flash.n_rows, 3);
+    const PlatformFlashRow *r = &p.gpu.flash.rows[0];
+    assert_true(r->kernel == PLATFORM_FLASH_V2 && r->pass == PLATFORM_FLASH_FWD_BWD);
+    assert_true(r->head_dim == 128 && r->is_causal && r->n_points == 2);
+    assert_true(r->seq_len[1] == 2048 && r->flops_per_s[1] == 155e12);
+    r = &p.gpu.flash.rows[1];
+    assert_true(r->kernel == PLATFORM_FLASH_V1 && r->pass == PLATFORM_FLASH_FWD);
+    assert_true(r->head_dim == 64 && r->is_causal && r->n_points == 1);
+    assert_true(r->flops_per_s[0] == 70e12);
+    assert_true(p.gpu.flash.rows[2].pass == PLATFORM_FLASH_BWD);
+}
+
+static void test_flash_table_errors(void **state)
+{
+    (void)state;
+    const char *ok = FA_ROW("v2", "fwd_bwd", 128, "true", "[512, 2048]", "[99e12, 155e12]");
+    assert_flash_fails(FA_ROW("v3", "fwd_bwd", 128, "true", "[512]", "[99e12]"),
+                       "p.json: gpu.flash_attention.rows[0].kernel: expected one of \"v2\", "
+                       "\"v1\", got \"v3\"");
+    assert_flash_fails(FA_ROW("v2", "both", 128, "true", "[512]", "[99e12]"),
+                       "p.json: gpu.flash_attention.rows[0].pass: expected one of "
+                       "\"fwd_bwd\", \"fwd\", \"bwd\", got \"both\"");
+    assert_flash_fails(FA_ROW("v2", "fwd_bwd", 128, "true", "[2048, 512]", "[99e12, 155e12]"),
+                       "p.json: gpu.flash_attention.rows[0].seq_len[1]: expected a value above "
+                       "the previous one (2048), got 512");
+    assert_flash_fails(FA_ROW("v2", "fwd_bwd", 128, "true", "[512, 2048]", "[99e12]"),
+                       "p.json: gpu.flash_attention.rows[0].flops_per_s: expected 2 rates (one "
+                       "per seq_len), got 1");
+    /* the toy's 16-bit peak is 300 TFLOP/s */
+    assert_flash_fails(FA_ROW("v2", "fwd_bwd", 128, "true", "[512]", "[400e12]"),
+                       "p.json: gpu.flash_attention.rows[0].flops_per_s[0]: expected a number "
+                       "in [1e+06, 3e+14], got 400000000000000");
+    assert_flash_fails(FA_ROW("v2", "fwd_bwd", 128, "true", "512", "[99e12]"),
+                       "p.json: gpu.flash_attention.rows[0].seq_len: expected a list of 1 to 12 "
+                       "numbers, got 512");
+    char dup[512];
+    snprintf(dup, sizeof dup, "%s, %s", ok, ok);
+    assert_flash_fails(dup, "p.json: gpu.flash_attention.rows[1]: expected one row per kernel, "
+                            "pass, head_dim and causal, got a second one of rows[0]");
+    assert_flash_fails(FA_ROW("v2", "fwd", 128, "true", "[512]", "[99e12]"),
+                       "p.json: gpu.flash_attention.rows: expected causal rates of kernel "
+                       "\"v2\" for the forward and the backward (a \"fwd_bwd\" row, or \"fwd\" "
+                       "and \"bwd\" rows), got none for the backward");
+    assert_flash_fails(FA_ROW("v1", "fwd_bwd", 64, "false", "[512]", "[99e12]"),
+                       "p.json: gpu.flash_attention.rows: expected causal rates of kernel "
+                       "\"v1\" for the forward and the backward (a \"fwd_bwd\" row, or \"fwd\" "
+                       "and \"bwd\" rows), got none for the forward");
+    assert_flash_fails("", "p.json: gpu.flash_attention.rows: expected a list of 1 to 24 rows, "
+                           "got 0 rows");
+    assert_flash_fails(FA_ROW("v2", "fwd_bwd", 128, "true", "[512]", "[99e12]") ", 3",
+                       "p.json: gpu.flash_attention.rows[1]: expected an object, got 3");
+}
+
 static void test_straggler_must_be_in_the_platform(void **state)
 {
     (void)state;
@@ -573,6 +662,8 @@ int main(void)
         cmocka_unit_test(test_resize_whole_nodes),
         cmocka_unit_test(test_resize_partial_node),
         cmocka_unit_test(test_resize_errors),
+        cmocka_unit_test(test_flash_table_parses),
+        cmocka_unit_test(test_flash_table_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

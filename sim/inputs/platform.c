@@ -26,6 +26,7 @@ static const char *const gpu_keys[] = {"model",
                                        "bf16_flops_per_s",
                                        "gemm_efficiency",
                                        "attention_efficiency",
+                                       "flash_attention",
                                        "comm_sm_fraction",
                                        "matmul_flops_per_s",
                                        "sm_count",
@@ -57,6 +58,11 @@ static const char *const spine_keys[] = {"oversubscription", "nodes_per_pod",
                                          "core_oversubscription", NULL};
 static const char *const runtime_keys[] = {"cuda_context_bytes", "cuda_context_eager_bytes",
                                            "cublas_workspace_bytes", "source", NULL};
+static const char *const flash_keys[] = {"rows", "source", NULL};
+static const char *const flash_row_keys[] = {"kernel",  "head_dim",    "causal", "pass",
+                                             "seq_len", "flops_per_s", NULL};
+static const char *const flash_kernels[] = {"v2", "v1", NULL}; /* PlatformFlashKernel order */
+static const char *const flash_passes[] = {"fwd_bwd", "fwd", "bwd", NULL}; /* PlatformFlashPass */
 static const char *const topologies[] = {"fat_tree", "rail_optimized", NULL};
 static const char *const nccl_keys[] = {"arch",    "cpu_vendor", "channels",
                                         "version", "source",     NULL};
@@ -142,6 +148,134 @@ static int read_attention_efficiency(const cJSON *g, JsonAt at, Platform *p, Err
     return 0;
 }
 
+/* One of a row's two lists: n numbers in [min, max], strictly increasing when is_increasing. */
+static int read_flash_list(const cJSON *row, const char *key, JsonAt at, double min, double max,
+                           bool is_increasing, double *out, size_t *out_n, Err *err)
+{
+    char path[160], found[64];
+    jsonfile_key_path(at, key, path, sizeof path);
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(row, key);
+    if (list == NULL)
+        return err_set(err, "%s: %s: expected a list of 1 to %d numbers, got nothing (key missing)",
+                       at.file, path, PLATFORM_FLASH_MAX_POINTS);
+    int n = cJSON_IsArray(list) ? cJSON_GetArraySize(list) : -1;
+    if (n >= 0 && (n < 1 || n > PLATFORM_FLASH_MAX_POINTS))
+        return err_set(err, "%s: %s: expected a list of 1 to %d numbers, got %d numbers",
+                       at.file, path, PLATFORM_FLASH_MAX_POINTS, n);
+    if (n < 0)
+        return err_set(err, "%s: %s: expected a list of 1 to %d numbers, got %s", at.file, path,
+                       PLATFORM_FLASH_MAX_POINTS, jsonfile_describe(list, found, sizeof found));
+    for (int i = 0; i < n; i++) {
+        const cJSON *v = cJSON_GetArrayItem(list, i);
+        const double x = cJSON_IsNumber(v) ? v->valuedouble : -1.0;
+        if (!cJSON_IsNumber(v) || !(x >= min && x <= max))
+            return err_set(err, "%s: %s[%d]: expected a number in [%g, %g], got %s", at.file, path,
+                           i, min, max, jsonfile_describe(v, found, sizeof found));
+        if (is_increasing && i > 0 && !(x > out[i - 1]))
+            return err_set(err, "%s: %s[%d]: expected a value above the previous one (%g), got %g",
+                           at.file, path, i, out[i - 1], x);
+        out[i] = x;
+    }
+    *out_n = (size_t)n;
+    return 0;
+}
+
+static int read_flash_row(const cJSON *row, JsonAt at, double peak16, PlatformFlashRow *out,
+                          Err *err)
+{
+    if (jsonfile_expect_object(row, at, err) ||
+        jsonfile_check_keys(row, at, flash_row_keys, NULL, NULL, err))
+        return -1;
+    int kernel = 0, pass = 0;
+    size_t n_rates = 0;
+    char expected_kernel[64], expected_pass[64];
+    snprintf(expected_kernel, sizeof expected_kernel, "one of \"v2\", \"v1\"");
+    snprintf(expected_pass, sizeof expected_pass, "one of \"fwd_bwd\", \"fwd\", \"bwd\"");
+    if (jsonfile_require(jsonfile_get_enum(row, "kernel", at, flash_kernels, &kernel, err),
+                         "kernel", at, expected_kernel, err) ||
+        jsonfile_require(jsonfile_get_enum(row, "pass", at, flash_passes, &pass, err), "pass", at,
+                         expected_pass, err) ||
+        need_u64(row, "head_dim", at, 1, 1024, &out->head_dim, err) ||
+        jsonfile_require(jsonfile_get_bool(row, "causal", at, &out->is_causal, err), "causal", at,
+                         "true or false", err) ||
+        read_flash_list(row, "seq_len", at, 1.0, 16777216.0, true, out->seq_len, &out->n_points,
+                        err) ||
+        /* a published attention rate above the dense 16-bit peak is a typo */
+        read_flash_list(row, "flops_per_s", at, 1e6, peak16, false, out->flops_per_s, &n_rates,
+                        err))
+        return -1;
+    if (n_rates != out->n_points)
+        return err_set(err, "%s: %s.flops_per_s: expected %zu rates (one per seq_len), got %zu",
+                       at.file, at.path, out->n_points, n_rates);
+    out->kernel = (PlatformFlashKernel)kernel;
+    out->pass = (PlatformFlashPass)pass;
+    return 0;
+}
+
+/* Optional "gpu.flash_attention": {"source", "rows": [...]}. Each kernel it lists must give
+ * causal rates for both of the model's passes (the training kernels are causal): a fwd_bwd
+ * row, or fwd and bwd rows. */
+static int read_flash_attention(const cJSON *g, JsonAt at, double peak16, Platform *p, Err *err)
+{
+    PlatformFlashTable *t = &p->gpu.flash;
+    t->n_rows = 0;
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(g, "flash_attention");
+    if (f == NULL || cJSON_IsNull(f))
+        return 0;
+    char path[96], found[64];
+    JsonAt s = {at.file, jsonfile_key_path(at, "flash_attention", path, sizeof path)};
+    if (jsonfile_expect_object(f, s, err) ||
+        jsonfile_check_keys(f, s, flash_keys, NULL, NULL, err) || read_source(f, s, err))
+        return -1;
+    char rows_path[128];
+    jsonfile_key_path(s, "rows", rows_path, sizeof rows_path);
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(f, "rows");
+    int n = cJSON_IsArray(rows) ? cJSON_GetArraySize(rows) : -1;
+    if (n >= 0 && (n < 1 || n > PLATFORM_FLASH_MAX_ROWS))
+        return err_set(err, "%s: %s: expected a list of 1 to %d rows, got %d rows", at.file,
+                       rows_path, PLATFORM_FLASH_MAX_ROWS, n);
+    if (n < 0)
+        return err_set(err, "%s: %s: expected a list of 1 to %d rows, got %s", at.file, rows_path,
+                       PLATFORM_FLASH_MAX_ROWS,
+                       rows == NULL ? "nothing (key missing)"
+                                    : jsonfile_describe(rows, found, sizeof found));
+    bool serves[PLATFORM_N_FLASH_KERNELS][PLATFORM_N_FLASH_PASSES] = {{false}};
+    bool is_listed[PLATFORM_N_FLASH_KERNELS] = {false};
+    for (int i = 0; i < n; i++) {
+        char row_path[160];
+        snprintf(row_path, sizeof row_path, "%s[%d]", rows_path, i);
+        JsonAt rs = {at.file, row_path};
+        PlatformFlashRow *r = &t->rows[i];
+        if (read_flash_row(cJSON_GetArrayItem(rows, i), rs, peak16, r, err))
+            return -1;
+        for (int j = 0; j < i; j++) {
+            const PlatformFlashRow *o = &t->rows[j];
+            if (o->kernel == r->kernel && o->pass == r->pass && o->head_dim == r->head_dim &&
+                o->is_causal == r->is_causal)
+                return err_set(err,
+                               "%s: %s: expected one row per kernel, pass, head_dim and causal, "
+                               "got a second one of rows[%d]",
+                               at.file, row_path, j);
+        }
+        is_listed[r->kernel] = true;
+        if (r->is_causal)
+            serves[r->kernel][r->pass] = true;
+        t->n_rows = (size_t)i + 1;
+    }
+    for (int k = 0; k < PLATFORM_N_FLASH_KERNELS; k++) {
+        const bool is_served = serves[k][PLATFORM_FLASH_FWD_BWD] ||
+                               (serves[k][PLATFORM_FLASH_FWD] && serves[k][PLATFORM_FLASH_BWD]);
+        if (is_listed[k] && !is_served)
+            return err_set(err,
+                           "%s: %s: expected causal rates of kernel \"%s\" for the forward and "
+                           "the backward (a \"fwd_bwd\" row, or \"fwd\" and \"bwd\" rows), got "
+                           "none for %s",
+                           at.file, rows_path, flash_kernels[k],
+                           serves[k][PLATFORM_FLASH_FWD] ? "the backward" : "the forward");
+    }
+    return 0;
+}
+
 static int read_gpu(const cJSON *root, JsonAt at, Platform *p, Err *err)
 {
     const cJSON *g = section(root, "gpu", at, true, gpu_keys, err);
@@ -173,7 +307,7 @@ static int read_gpu(const cJSON *root, JsonAt at, Platform *p, Err *err)
         return err_set(err,
                        "%s: gpu.matmul_flops_per_s: expected at most the 16-bit peak %g, got %g",
                        at.file, peak16, p->gpu.matmul_flops_per_s);
-    return 0;
+    return read_flash_attention(g, s, peak16, p, err);
 }
 
 static int read_nvlink(const cJSON *root, JsonAt at, Platform *p, Err *err)

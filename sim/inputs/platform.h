@@ -49,6 +49,43 @@ typedef enum PlatformArch {
 } PlatformArch;
 typedef enum PlatformCpuVendor { PLATFORM_CPU_INTEL, PLATFORM_CPU_AMD } PlatformCpuVendor;
 
+/* FlashAttention's published throughput (the optional "gpu.flash_attention" table): for one
+ * kernel release, head dimension, mask and pass, the FLOP/s it reached at a few sequence
+ * lengths, counted as the FlashAttention-2 benchmark counts them (forward 4 b s^2 a d, halved
+ * when causal; backward 2.5x the forward; benchmarks/benchmark_flash_attention.py flops()).
+ * model/kernels.c interpolates between the points. */
+typedef enum PlatformFlashKernel {
+    PLATFORM_FLASH_V2, /* FlashAttention-2 (flash-attn 2.x) */
+    PLATFORM_FLASH_V1, /* the first FlashAttention (flash-attn 1.x) */
+    PLATFORM_N_FLASH_KERNELS
+} PlatformFlashKernel;
+/* The pass a rate was measured over: forward and backward together (the time of both over
+ * the FLOPs of both), the forward alone, the backward alone. */
+typedef enum PlatformFlashPass {
+    PLATFORM_FLASH_FWD_BWD,
+    PLATFORM_FLASH_FWD,
+    PLATFORM_FLASH_BWD,
+    PLATFORM_N_FLASH_PASSES
+} PlatformFlashPass;
+
+#define PLATFORM_FLASH_MAX_ROWS 24
+#define PLATFORM_FLASH_MAX_POINTS 12
+
+typedef struct PlatformFlashRow {
+    PlatformFlashKernel kernel;
+    PlatformFlashPass pass;
+    uint64_t head_dim;
+    bool is_causal;
+    size_t n_points;
+    double seq_len[PLATFORM_FLASH_MAX_POINTS]; /* tokens per sequence, increasing */
+    double flops_per_s[PLATFORM_FLASH_MAX_POINTS];
+} PlatformFlashRow;
+
+typedef struct PlatformFlashTable {
+    size_t n_rows; /* 0: no table (attention runs at peak x attention_efficiency) */
+    PlatformFlashRow rows[PLATFORM_FLASH_MAX_ROWS];
+} PlatformFlashTable;
+
 typedef struct Platform {
     char name[64];
     char description[256];
@@ -61,9 +98,11 @@ typedef struct Platform {
         double fp16_flops_per_s;     /* dense tensor-core peak */
         double bf16_flops_per_s;     /* dense tensor-core peak; 0 when unsupported (V100) */
         double gemm_efficiency;      /* achieved / peak for large GEMMs, before calibration */
-        double attention_efficiency; /* achieved / peak for attention kernels (FlashAttention);
-                                        gemm_efficiency when the file gives none */
+        double attention_efficiency; /* achieved / peak for attention kernels (FlashAttention)
+                                        where the flash table has no rate; gemm_efficiency
+                                        when the file gives none */
         bool has_attention_efficiency;
+        PlatformFlashTable flash; /* FlashAttention's published rates; n_rows 0 when absent */
         double comm_sm_fraction; /* share of the GPU's compute that running NCCL kernels take
                                     from concurrent kernels; 0 when the file gives none */
         /* the kernel model (model/kernels.h) */

@@ -44,6 +44,7 @@ void kernels_gpu(const Platform *p, Precision precision, KernelGpu *out)
                                   : p->gpu.matmul_flops_per_s;
     out->memory_bytes_per_s = p->gpu.hbm_bw_bytes_per_s * p->gpu.memory_bw_efficiency;
     out->attention_flops_per_s = peak * p->gpu.attention_efficiency;
+    out->flash = p->gpu.flash;
     out->sm_count = (double)p->gpu.sm_count;
     out->launch_s = p->gpu.kernel_launch_s;
 }
@@ -145,9 +146,75 @@ void kernels_weight_casts(const ModelParams *p, const KernelGpu *g, double from_
     cast(out_head, g, head, bytes);
 }
 
-double kernels_attention_s(const KernelGpu *g, double flops)
+/* A row's rate at seq_len: linear in log(seq_len) between its points, held at its ends. */
+static double flash_row_rate(const PlatformFlashRow *r, double seq_len)
 {
-    return flops > 0 ? flops / g->attention_flops_per_s : 0.0;
+    const size_t n = r->n_points;
+    if (seq_len <= r->seq_len[0])
+        return r->flops_per_s[0];
+    if (seq_len >= r->seq_len[n - 1])
+        return r->flops_per_s[n - 1];
+    size_t i = 1;
+    while (r->seq_len[i] < seq_len)
+        i++;
+    const double w = log(seq_len / r->seq_len[i - 1]) / log(r->seq_len[i] / r->seq_len[i - 1]);
+    return r->flops_per_s[i - 1] + w * (r->flops_per_s[i] - r->flops_per_s[i - 1]);
+}
+
+/* The table's rate for a kernel, mask and pass, or 0 when it has no rows for them. */
+static double flash_table_rate(const PlatformFlashTable *t, PlatformFlashKernel kernel,
+                               PlatformFlashPass pass, bool is_causal, double head_dim,
+                               double seq_len)
+{
+    /* the pass's own rows, else the rate of forward and backward together */
+    bool has_pass = false;
+    for (size_t i = 0; i < t->n_rows; i++)
+        has_pass |= t->rows[i].kernel == kernel && t->rows[i].is_causal == is_causal &&
+                    t->rows[i].pass == pass;
+    const PlatformFlashPass use = has_pass ? pass : PLATFORM_FLASH_FWD_BWD;
+    const PlatformFlashRow *lo = NULL, *hi = NULL; /* nearest head dims at or below, above */
+    for (size_t i = 0; i < t->n_rows; i++) {
+        const PlatformFlashRow *r = &t->rows[i];
+        if (r->kernel != kernel || r->is_causal != is_causal || r->pass != use)
+            continue;
+        const double d = (double)r->head_dim;
+        if (d <= head_dim && (lo == NULL || d > (double)lo->head_dim))
+            lo = r;
+        if (d >= head_dim && (hi == NULL || d < (double)hi->head_dim))
+            hi = r;
+    }
+    if (lo == NULL && hi == NULL)
+        return 0.0;
+    if (lo == NULL || hi == NULL || lo == hi)
+        return flash_row_rate(lo != NULL ? lo : hi, seq_len);
+    const double w = (head_dim - (double)lo->head_dim) / (double)(hi->head_dim - lo->head_dim);
+    const double r_lo = flash_row_rate(lo, seq_len), r_hi = flash_row_rate(hi, seq_len);
+    return r_lo + w * (r_hi - r_lo);
+}
+
+double kernels_attention_flops_per_s(const KernelGpu *g, PlatformFlashKernel kernel,
+                                     PlatformFlashPass pass, bool is_causal, double head_dim,
+                                     double seq_len)
+{
+    const double rate =
+        flash_table_rate(&g->flash, kernel, pass, is_causal, head_dim, seq_len);
+    if (rate > 0)
+        return rate;
+    if (kernel == PLATFORM_FLASH_V2)
+        return g->attention_flops_per_s;
+    /* No published rates of the first FlashAttention: half FlashAttention-2's, which "yields
+     * around 2x speedup compared to FlashAttention" (Dao 2023, abstract). */
+    const double v2 =
+        flash_table_rate(&g->flash, PLATFORM_FLASH_V2, pass, is_causal, head_dim, seq_len);
+    return 0.5 * (v2 > 0 ? v2 : g->attention_flops_per_s);
+}
+
+double kernels_attention_s(const KernelGpu *g, PlatformFlashKernel kernel, PlatformFlashPass pass,
+                           double head_dim, double seq_len, double flops)
+{
+    return flops > 0
+               ? flops / kernels_attention_flops_per_s(g, kernel, pass, true, head_dim, seq_len)
+               : 0.0;
 }
 
 /* ---- building passes ---- */
@@ -263,13 +330,13 @@ static void attention_core(LayerKernels *o, const ModelConfig *cfg, const RunSet
     KernelPass *core = &o->attn_core;
     if (s->is_flash_attention) {
         const double flops = 4.0 * b * seq * seq * a * d * 0.5; /* causal */
-        /* The first FlashAttention takes twice as long: FlashAttention-2 "yields around 2x
-         * speedup compared to FlashAttention" (Dao 2023, abstract), which reached 25-40% of
-         * the A100's peak to FlashAttention-2's 50-73%. */
-        const double slowdown = s->is_flash_attention_v1 ? 2.0 : 1.0;
-        core->attention_s += kernels_attention_s(g, flops) * slowdown;
+        /* each pass at the published rate of its kernel, head dimension and length */
+        const PlatformFlashKernel kernel =
+            s->is_flash_attention_v1 ? PLATFORM_FLASH_V1 : PLATFORM_FLASH_V2;
+        core->attention_s += kernels_attention_s(g, kernel, PLATFORM_FLASH_FWD, d, seq, flops);
         core->n_kernels += 1.0;
-        o->bwd.attention_s += kernels_attention_s(g, FLASH_BWD_FACTOR * flops) * slowdown;
+        o->bwd.attention_s +=
+            kernels_attention_s(g, kernel, PLATFORM_FLASH_BWD, d, seq, FLASH_BWD_FACTOR * flops);
         o->bwd.n_kernels += 2.0; /* the dO.O row sums, then the main backward kernel */
     } else {
         /* Megatron's fused scale-mask-softmax: one kernel reading and writing the scores

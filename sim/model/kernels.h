@@ -13,10 +13,11 @@
  *  - element-wise and reduction kernels (norms, activations, residual adds, dropout, rotary
  *    embeddings, softmax over materialised scores, cross-entropy over the vocabulary): the
  *    bytes they read and write at achievable HBM bandwidth;
- *  - fused attention (FlashAttention-2, or the first FlashAttention at half its speed): its
- *    causal FLOPs at the GPU's published FlashAttention-2 throughput (peak x
- *    attention_efficiency), the backward 2.5 times the forward's FLOPs as the
- *    FlashAttention-2 benchmark counts them;
+ *  - fused attention (FlashAttention-2, or the first FlashAttention): its causal FLOPs at
+ *    the throughput FlashAttention's authors published for the GPU, head dimension and
+ *    sequence length (the platform's gpu.flash_attention table, interpolated in log(seq_len)
+ *    and held at its ends), else at peak x attention_efficiency; the backward 2.5 times the
+ *    forward's FLOPs as the FlashAttention-2 benchmark counts them;
  *  - the host's launch floor: the CPU issues kernels one after another ahead of the GPU,
  *    so a pass is never faster than its kernel count times the launch time.
  * What the layer is made of depends on the model family (model_config.h): LayerNorm or
@@ -39,7 +40,9 @@
 typedef struct KernelGpu {
     double matmul_flops_per_s;    /* measured matmul ceiling (MSMF, else MAMF) */
     double memory_bytes_per_s;    /* achievable HBM bandwidth of streaming kernels */
-    double attention_flops_per_s; /* FlashAttention's throughput */
+    double attention_flops_per_s; /* FlashAttention-2's throughput without a table */
+    PlatformFlashTable flash;     /* its published rates by kernel, pass, head_dim, seq_len
+                                     (n_rows 0: none, attention_flops_per_s applies) */
     double sm_count;              /* streaming multiprocessors: tiles per wave */
     double launch_s;              /* host time to issue one kernel */
 } KernelGpu;
@@ -100,8 +103,21 @@ void kernels_weight_casts(const ModelParams *p, const KernelGpu *g, double from_
  * backward keeps its casts too. */
 void kernels_weight_cast_elems(const ModelParams *p, double *out_layer, double *out_head);
 
-/* FlashAttention forward over `flops` (the causal-masked count). */
-double kernels_attention_s(const KernelGpu *g, double flops);
+/* FlashAttention's throughput, FLOP/s, of `kernel` in `pass` (PLATFORM_FLASH_FWD or
+ * PLATFORM_FLASH_BWD) for sequences of seq_len tokens and heads of head_dim, from g's table:
+ * the rows of that kernel, mask and pass (or, when the table has none for the pass, its
+ * fwd_bwd rows), each interpolated linearly in log(seq_len) between its points and held at
+ * its first and last; between two published head dimensions, linear in head_dim, held beyond
+ * them. Without rows for the first FlashAttention: half FlashAttention-2's rate (Dao 2023,
+ * abstract: "around 2x speedup compared to FlashAttention"). Without a table (or rows of that
+ * mask): attention_flops_per_s, halved for v1. */
+double kernels_attention_flops_per_s(const KernelGpu *g, PlatformFlashKernel kernel,
+                                     PlatformFlashPass pass, bool is_causal, double head_dim,
+                                     double seq_len);
+
+/* A causal FlashAttention pass over `flops` (its causal-masked count): flops at that rate. */
+double kernels_attention_s(const KernelGpu *g, PlatformFlashKernel kernel, PlatformFlashPass pass,
+                           double head_dim, double seq_len, double flops);
 
 /* One transformer layer of one micro-batch, and the model's ends (embedding, final norm,
  * logits and loss). Recompute is what backward re-runs before its own kernels: the whole
