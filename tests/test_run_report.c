@@ -292,7 +292,7 @@ static void test_run_report_text_hand_values(void **state)
         "zerosim run: gpt2-1.5b with ZeRO-2 on h200-single, 1 GPUs (1 node x 1)\n";
     if (strncmp(text, head, sizeof head - 1) != 0)
         fail_msg("expected the report to start with \"%s\"; it is:\n%s", head, text);
-    assert_contains(text, "schedule deepspeed, collectives ring (nccl model), 2 steps; batch 4 = "
+    assert_contains(text, "schedule deepspeed, collectives ring (nccl model, NCCL 2.30), 2 steps; batch 4 = "
                           "micro 4 x "
                           "accumulation 1 x 1 GPUs, sequence 1024, recompute none, bf16\n\n");
     assert_contains(text, "step time        3.5000 s");

@@ -18,6 +18,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdio.h>
 #include <stddef.h>
 
 #define US 1e-6  /* NCCL's latency unit */
@@ -384,6 +385,17 @@ uint32_t nccl_model_release(const Platform *p)
     const uint32_t v = nccl_model_version(p);
     const uint32_t patch = p != NULL && p->nccl.version ? p->nccl.version_patch : 0;
     return (v / 100) * 10000 + (v % 100) * 100 + patch;
+}
+
+const char *nccl_model_release_name(const Platform *p, char *buf, size_t n)
+{
+    const uint32_t v = nccl_model_version(p);
+    const uint32_t patch = p != NULL && p->nccl.version ? p->nccl.version_patch : 0;
+    if (patch > 0)
+        snprintf(buf, n, "%u.%u.%u", v / 100, v % 100, patch);
+    else
+        snprintf(buf, n, "%u.%u", v / 100, v % 100);
+    return buf;
 }
 
 /* NCCL's log2i: floor(log2(n)), -1 for 0. */

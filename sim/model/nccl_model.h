@@ -23,6 +23,7 @@
 #include "../inputs/platform.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef enum NcclAlgo {
@@ -91,6 +92,10 @@ uint32_t nccl_model_version(const Platform *p);
  * given without a patch, "2.18", is 21800: the first tag of that line). The tuner's constants
  * are those of the last NVIDIA/nccl tag at or before it that changed them. */
 uint32_t nccl_model_release(const Platform *p);
+
+/* That release as NCCL writes it ("2.30", "2.21.5": the patch when the platform gives one)
+ * into buf of n bytes; returns buf. */
+const char *nccl_model_release_name(const Platform *p, char *buf, size_t n);
 
 /* The communicator NCCL builds for `n_ranks` ranks over `n_nodes` nodes of platform p. */
 void nccl_model_comm(const Platform *p, uint32_t n_ranks, uint32_t n_nodes, NcclComm *out);

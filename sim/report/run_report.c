@@ -4,7 +4,10 @@
 #include "run_report.h"
 
 #include "../common/units.h"
+#include "../model/nccl_model.h"
 #include "verdict.h"
+
+#include <string.h>
 
 static double gib(double bytes)
 {
@@ -100,11 +103,15 @@ void run_report_text(FILE *out, const RunReport *r)
             in->model->name, in->train->zero.stage, p->name, (unsigned long long)platform_n_gpus(p),
             (unsigned long long)p->n_nodes, p->n_nodes == 1 ? "" : "s",
             (unsigned long long)p->gpus_per_node);
+    char release[16], nccl[32] = "";
+    if (r->comm_model == NULL || strcmp(r->comm_model, "nccl") == 0)
+        snprintf(nccl, sizeof nccl, ", NCCL %s",
+                 nccl_model_release_name(p, release, sizeof release));
     fprintf(
         out,
-        "schedule %s, collectives %s (%s model), %u step%s; batch %llu = micro %llu x accumulation "
-        "%llu x %llu GPUs, sequence %llu, recompute %s, %s\n\n",
-        r->schedule, r->algo, r->comm_model ? r->comm_model : "nccl", r->n_steps,
+        "schedule %s, collectives %s (%s model%s), %u step%s; batch %llu = micro %llu x "
+        "accumulation %llu x %llu GPUs, sequence %llu, recompute %s, %s\n\n",
+        r->schedule, r->algo, r->comm_model ? r->comm_model : "nccl", nccl, r->n_steps,
         r->n_steps == 1 ? "" : "s", (unsigned long long)e->setup.global_batch,
         (unsigned long long)e->setup.micro_batch, (unsigned long long)e->setup.grad_accum,
         (unsigned long long)e->setup.n_gpus, (unsigned long long)e->setup.seq_len,
@@ -254,6 +261,9 @@ void run_report_json(FILE *out, const RunReport *r)
     json_kv_string(&w, "schedule", r->schedule);
     json_kv_string(&w, "collective_algorithm", r->algo);
     json_kv_string(&w, "comm_model", r->comm_model ? r->comm_model : "nccl");
+    char release[16];
+    json_kv_string(&w, "nccl_version",
+                   nccl_model_release_name(r->inputs.platform, release, sizeof release));
     json_kv_u64(&w, "steps", r->n_steps);
     json_kv_string(&w, "mode", r->mode);
     if (r->mode_reason)
