@@ -62,6 +62,10 @@ typedef struct Builder {
     uint32_t calls_late[2];      /* ... and of the part fetched on demand: one per submodule,
                                     per parameter before DeepSpeed 0.6 */
     uint32_t calls_traced[2];    /* ... of the first step, without a trace: all on demand */
+    double regather_elems;       /* DeepSpeed before 0.6 under full recomputation: a layer's
+                                    parameters its recomputed forward releases, gathered
+                                    again for its backward (fetch_plan) */
+    uint32_t regather_calls;     /* ... their tensors, one all-gather each */
     double live_peak_bytes[2];   /* DeepSpeed ZeRO-3: a layer's gathered parameters alive at
                                     once (model/zero3_walk.h), with the computing module's
                                     gradients in backward; 0 where the unit is held whole */
