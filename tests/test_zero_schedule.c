@@ -1038,6 +1038,51 @@ static void test_zero_schedule_list_api_copies_persistent_parameters(void **stat
     graph_destroy(g);
 }
 
+/* DeepSpeed before 0.6 with contiguous_gradients off (stage3.py v0.3.14 reduce_ipg_grads ->
+ * buffered_reduce_fallback -> allreduce_bucket): the buckets fill as with it (flushed when
+ * the next gradient would overflow reduce_bucket_size), but each is flattened and all-reduced
+ * whole, one call per bucket, instead of one reduce-scatter per parameter. With buckets of
+ * 1.5e6 the tiny Llama's calls are those of the current generation (9, 7, 7, 8: see
+ * test_zero_schedule_grad_buckets_count_deepspeed_calls); every gradient is all-reduced once,
+ * Psi x 2 bytes in all. Each call flattens and divides the bucket and copies each tensor back:
+ * 6 x its bytes through HBM and 2 x calls + tensors kernels. The first bucket holds the
+ * untied head (32,768,000), the final norm, layer 3's 9 tensors: 11 tensors. */
+static void test_zero_schedule_list_api_fallback_all_reduces_buckets(void **state)
+{
+    (void)state;
+    const char *fallback =
+        "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+        " \"zero_optimization\": {\"stage\": 3, \"reduce_bucket_size\": 1500000,"
+        " \"contiguous_gradients\": false}}";
+    Graph *g = build_only(fallback, 1, ZERO3_GEN_PER_PARAMETER);
+    uint32_t calls[4];
+    assert_int_equal(calls_of(g, "grad bucket", calls), 4);
+    assert_int_equal(calls[0], 9);
+    assert_int_equal(calls[1], 7);
+    assert_int_equal(calls[2], 7);
+    assert_int_equal(calls[3], 8);
+    const Collective *c = collective_of(g, "grad bucket");
+    assert_int_equal(c->kind, COLL_ALL_REDUCE);
+    const ModelParams p = tiny_params(NULL);
+    assert_true(sum_ops(g, OP_COLLECTIVE, COLL_ALL_REDUCE, "grad bucket") ==
+                2.0 * (double)p.total);
+    assert_true(sum_ops(g, OP_COLLECTIVE, COLL_REDUCE_SCATTER, "grad bucket") == 0.0);
+    Platform pf;
+    Err err = {0};
+    assert_int_equal(platform_load(&pf, "dgx-a100-80g", ZEROSIM_SOURCE_DIR, &err), 0);
+    KernelGpu gpu;
+    kernels_gpu(&pf, PRECISION_BF16, &gpu);
+    KernelPass pass = {.memory_s = kernels_memory_s(&gpu, 6.0 * c->bytes),
+                       .n_kernels = 2.0 * 9 + 11};
+    assert_close(c->overhead_s, kernels_pass_s(&gpu, &pass), 1e-12);
+    graph_destroy(g);
+    /* with contiguous_gradients (the default) the same buckets are per-parameter
+     * reduce-scatters */
+    g = build_only(z3_text, 1, ZERO3_GEN_PER_PARAMETER);
+    assert_int_equal(collective_of(g, "grad bucket")->kind, COLL_REDUCE_SCATTER);
+    graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1061,6 +1106,7 @@ int main(void)
         cmocka_unit_test(test_zero_schedule_list_api_gathers_drain_the_reduce_stream),
         cmocka_unit_test(test_zero_schedule_list_api_regathers_after_recompute),
         cmocka_unit_test(test_zero_schedule_list_api_copies_persistent_parameters),
+        cmocka_unit_test(test_zero_schedule_list_api_fallback_all_reduces_buckets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -101,6 +101,16 @@ static void collective_set(Builder *b, const GroupSet *set, CollectiveKind kind,
                 calls * kernels_c10d_list_copies_s(&b->cost.gpu, kind == COLL_ALL_GATHER,
                                                    bytes / calls, (double)b->n_shard));
         }
+        if (b->is_grad_fallback && set == &b->shards && kind == COLL_ALL_REDUCE) {
+            /* DeepSpeed before 0.6 without contiguous_gradients (stage3.py allreduce_bucket,
+             * allreduce_and_copy): per call a flatten of the bucket (torch.cat) and the div_
+             * by the world size before NCCL, one copy_ per gradient tensor back out of it
+             * after: the bucket's bytes read and written three times */
+            const double calls = n_calls > 1 ? (double)n_calls : 1.0;
+            KernelPass pass = {.memory_s = kernels_memory_s(&b->cost.gpu, 6.0 * bytes),
+                               .n_kernels = 2.0 * calls + (double)b->bucket_tensors};
+            graph_collective_set_overhead(b->g, instance, kernels_pass_s(&b->cost.gpu, &pass));
+        }
         for (uint32_t i = 0; i < n; i++)
             b->ops[members[i]] = member_ops[i];
     }
@@ -216,7 +226,7 @@ static CollectiveKind bucket_kind(const Builder *b)
     if (b->z->stage == 0)
         return COLL_ALL_REDUCE;
     if (b->z->stage == 3)
-        return COLL_REDUCE_SCATTER;
+        return b->is_grad_fallback ? COLL_ALL_REDUCE : COLL_REDUCE_SCATTER;
     if (b->is_textbook)
         return b->z->stage == 1 ? COLL_ALL_REDUCE : COLL_REDUCE_SCATTER;
     return b->z->reduce_scatter && !b->z->multi_rank_bucket_allreduce ? COLL_REDUCE_SCATTER
@@ -234,6 +244,7 @@ static void flush_bucket(Builder *b, bool is_overlapped)
     double bytes = elems * b->mem.grad_comm_bytes; /* in the communication type */
     b->bucket_elems = 0;
     if (b->n_ranks == 1) {
+        b->bucket_tensors = 0;
         if (offload_has_optimizer(b))
             offload_gradients(b, elems, b->last_compute);
         return;
@@ -250,6 +261,7 @@ static void flush_bucket(Builder *b, bool is_overlapped)
     b->bucket_fill = 0;
     collective_all(b, set, bucket_kind(b), STREAM_REDUCE, bytes, n_calls, b->last_compute,
                    MEM_BUFFERS, bytes < buffer ? bytes : buffer, graph_label(b->g, "grad bucket"));
+    b->bucket_tensors = 0;
     if (b->z->stage == 3 && b->replicas.n_groups > 0) /* the shard, across the replicas */
         collective_all(b, &b->replicas, COLL_ALL_REDUCE, STREAM_REDUCE, bytes / b->n_shard, 1, NULL,
                        MEM_BUFFERS, 0, graph_label(b->g, "grad replicas"));
@@ -291,7 +303,9 @@ static void param_bucket(Builder *b, double elems)
 {
     if (elems <= 0)
         return;
-    if (b->is_list_api) { /* before 0.6: one reduce-scatter per parameter */
+    b->bucket_tensors++;
+    if (b->is_list_api && !b->is_grad_fallback) { /* before 0.6: one reduce-scatter per
+                                                     parameter (contiguous_gradients) */
         b->bucket_calls++;
         return;
     }
@@ -1261,6 +1275,10 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
     split_units(&b);
     b.is_list_api = b.z->stage == 3 && !b.is_textbook && opts->fsdp == FSDP_NONE &&
                     opts->zero3_generation == ZERO3_GEN_PER_PARAMETER;
+    /* stage3.py before 0.6, reduce_ipg_grads: with contiguous_gradients each bucket's
+     * parameters are reduce-scattered (average_tensor -> reduce_gradients_at_owner), without
+     * it the bucket goes through buffered_reduce_fallback, an all-reduce of the whole */
+    b.is_grad_fallback = b.is_list_api && !b.z->contiguous_gradients;
     fetch_plan(&b);
     labels(&b);
     make_groups(&b, p);
