@@ -527,8 +527,10 @@ static void test_zero_schedule_symmetric_mode_agrees_with_full(void **state)
 
 /* ---- ZeRO-3's NCCL calls: per submodule, per parameter, the tracing step ---- */
 
-/* Builds (no engine) the step graph of the tiny model on 8 GPUs with `config_text`. */
-static Graph *build_only(const char *config_text, uint32_t n_steps, Zero3Generation gen)
+/* Builds (no engine) the step graph of the tiny model on 8 GPUs with `config_text` and
+ * activation checkpointing `recompute`. */
+static Graph *build_recompute(const char *config_text, uint32_t n_steps, Zero3Generation gen,
+                              Recompute recompute)
 {
     Err err = {0};
     ModelConfig model;
@@ -545,7 +547,7 @@ static Graph *build_only(const char *config_text, uint32_t n_steps, Zero3Generat
                       .grad_accum = batch.grad_accum,
                       .global_batch = batch.global_batch,
                       .n_gpus = 8,
-                      .recompute = RECOMPUTE_NONE,
+                      .recompute = recompute,
                       .is_flash_attention = true,
                       .act_bytes = 2};
     ScheduleOptions opts = {.variant = SCHEDULE_DEEPSPEED,
@@ -558,6 +560,12 @@ static Graph *build_only(const char *config_text, uint32_t n_steps, Zero3Generat
     model_config_fini(&model);
     ds_config_fini(&train);
     return g;
+}
+
+/* ... without checkpointing. */
+static Graph *build_only(const char *config_text, uint32_t n_steps, Zero3Generation gen)
+{
+    return build_recompute(config_text, n_steps, gen, RECOMPUTE_NONE);
 }
 
 /* Rank 0's collectives labelled `label`, in order: their calls in calls[] (at most 4). */
@@ -879,6 +887,202 @@ static void test_zero_schedule_moe_graph(void **state)
     ds_config_fini(&train);
 }
 
+/* ---- DeepSpeed before 0.6 (v0.3.14), what its synchronisations and loops add ---- */
+
+/* Rank 0's first op labelled `label` of kind `kind`; n_ops when there is none. */
+static uint32_t op_of(const Graph *g, const char *label, OpKind kind)
+{
+    const Op *ops = graph_ops(g);
+    const uint32_t want = graph_find_label(g, label), n = graph_n_ops(g);
+    for (uint32_t i = 0; i < n; i++)
+        if (ops[i].rank == 0 && ops[i].kind == kind && ops[i].label == want)
+            return i;
+    return n;
+}
+
+/* True when op `after` waits for op `before` (a cross-stream dependency). */
+static bool waits_for(const Graph *g, uint32_t before, uint32_t after)
+{
+    const Op *ops = graph_ops(g);
+    const OpId *succ = graph_successors(g);
+    for (uint32_t k = ops[before].succ_begin; k < ops[before].succ_end; k++)
+        if (succ[k] == after)
+            return true;
+    return false;
+}
+
+/* Rank 0's op just before op `at` on the same stream. */
+static uint32_t stream_prev(const Graph *g, uint32_t at)
+{
+    const Op *ops = graph_ops(g);
+    for (uint32_t i = at; i-- > 0;)
+        if (ops[i].rank == 0 && ops[i].stream == ops[at].stream)
+            return i;
+    fail_msg("op %u is first on its stream", at);
+    return at;
+}
+
+/* _allgather_param (partition_parameters.py, v0.3.14) calls torch.cuda.synchronize() before
+ * each all_gather, which waits for every stream, the reduce stream included: a gradient
+ * bucket flushed during backward must finish before the next layer's gather starts. With
+ * reduce_bucket_size 1e7 the tiny Llama (16,777,216 parameters per layer) flushes the last
+ * layer's bucket when layer 2's gradients arrive, so layer 1's backward gather (its first op
+ * on the gather stream: the parameter buffer) waits for that bucket. Current DeepSpeed's
+ * gathers wait on their own events only: no gather waits for a bucket. */
+static void test_zero_schedule_list_api_gathers_drain_the_reduce_stream(void **state)
+{
+    (void)state;
+    const char *small_buckets =
+        "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+        " \"zero_optimization\": {\"stage\": 3, \"reduce_bucket_size\": 10000000}}";
+    for (int gen = 0; gen < 2; gen++) {
+        Graph *g = build_only(small_buckets, 1, gen ? ZERO3_GEN_PER_PARAMETER
+                                                    : ZERO3_GEN_PER_SUBMODULE);
+        const Op *ops = graph_ops(g);
+        const uint32_t n = graph_n_ops(g), gather = op_of(g, "gather bwd L1", OP_COLLECTIVE);
+        const uint32_t bucket_label = graph_find_label(g, "grad bucket");
+        assert_true(gather < n);
+        uint32_t bucket = n; /* the last bucket issued before that gather */
+        for (uint32_t i = 0; i < gather; i++)
+            if (ops[i].rank == 0 && ops[i].kind == OP_COLLECTIVE && ops[i].label == bucket_label)
+                bucket = i;
+        assert_true(bucket < n);
+        /* the gather's buffer, then c10d's flat tensor (before 0.6), then the call */
+        uint32_t first = stream_prev(g, gather);
+        if (gen)
+            first = stream_prev(g, first);
+        assert_int_equal(ops[first].kind, OP_ALLOC);
+        assert_int_equal(waits_for(g, bucket, first), gen == 1);
+        /* nothing on the gather stream waits for any bucket in the current generation */
+        for (uint32_t i = 0; i < n && !gen; i++) {
+            if (ops[i].kind != OP_COLLECTIVE || ops[i].label != bucket_label)
+                continue;
+            const OpId *succ = graph_successors(g);
+            for (uint32_t k = ops[i].succ_begin; k < ops[i].succ_end; k++)
+                assert_true(ops[succ[k]].stream_kind != STREAM_GATHER);
+        }
+        graph_destroy(g);
+    }
+}
+
+/* Under full recomputation the recomputed forward runs the module hooks again: each module is
+ * fetched, recomputed, and released by its post-forward hook unless the parameters traced
+ * before its next use (its backward) stay under stage3_max_reuse_distance (stage3.py v0.3.14,
+ * release_sub_module -> _keep_for_later). Between module j's recomputation and its backward
+ * come the recomputation and backward of the modules after it. The tiny Llama's layer lists
+ * q, k, v, o (1,048,576 each), gate, up, down (4,194,304 each) after its two resident norms:
+ * distances down 0, up 2 x 4,194,304 = 8,388,608, gate 2 x 8,388,608 = 16,777,216, o
+ * 25,165,824, v 27,262,976, k 29,360,128, q 31,457,280. With a reuse distance of 1e7 down
+ * and up are kept, gate, o, v, k, q released and gathered again before the backward
+ * kernels: 4,194,304 + 4 x 1,048,576 = 8,388,608 elements, 16,777,216 bytes in bf16, 5 calls,
+ * after the recomputation and before the backward. With DeepSpeed's default of 1e9 every
+ * module of so small a layer is kept: no second gather; nor in the current generation. */
+static void test_zero_schedule_list_api_regathers_after_recompute(void **state)
+{
+    (void)state;
+    const char *short_reuse =
+        "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+        " \"zero_optimization\": {\"stage\": 3, \"stage3_max_reuse_distance\": 10000000}}";
+    Graph *g = build_recompute(short_reuse, 1, ZERO3_GEN_PER_PARAMETER, RECOMPUTE_FULL);
+    uint32_t calls[4];
+    assert_int_equal(calls_of(g, "regather bwd L1", calls), 1);
+    assert_int_equal(calls[0], 5);
+    const Collective *c = collective_of(g, "regather bwd L1");
+    assert_true(c->bytes == 8388608.0 * 2);
+    const uint32_t regather = op_of(g, "regather bwd L1", OP_COLLECTIVE);
+    const uint32_t recompute = op_of(g, "recompute L1", OP_COMPUTE);
+    const uint32_t backward = op_of(g, "bwd L1", OP_COMPUTE);
+    assert_true(recompute < regather && regather < backward);
+    /* c10d's flat tensor is allocated once the recomputation is done; the backward waits */
+    const uint32_t flat = stream_prev(g, regather);
+    assert_int_equal(graph_ops(g)[flat].kind, OP_ALLOC);
+    assert_true(waits_for(g, recompute, flat));
+    assert_true(waits_for(g, regather, backward));
+    graph_destroy(g);
+    g = build_recompute(z3_text, 1, ZERO3_GEN_PER_PARAMETER, RECOMPUTE_FULL);
+    assert_true(op_of(g, "regather bwd L1", OP_COLLECTIVE) == graph_n_ops(g));
+    graph_destroy(g);
+    g = build_recompute(short_reuse, 1, ZERO3_GEN_PER_SUBMODULE, RECOMPUTE_FULL);
+    assert_true(op_of(g, "regather bwd L1", OP_COLLECTIVE) == graph_n_ops(g));
+    graph_destroy(g);
+}
+
+/* After the step DeepSpeed 0.3.14 all-gathers the persistent parameters in one list call
+ * (stage3.py _post_step -> partition_parameters.py _allgather_params) and copies each rank's
+ * partition of each into place from Python, one copy_ per rank whose partition starts inside
+ * the parameter. The tiny Llama keeps 9 norms of 1,024 resident (2 per layer, the final
+ * one); on 8 GPUs each partition is ceil(1024 / 8) = 128 elements, 1024 / 128 = 8 copies per
+ * norm, 72 kernels, each at the platform's launch floor (their 36,864 bytes read and written
+ * take nanoseconds): 72 x kernel_launch_s on the compute stream, after the gather, in the
+ * optimizer step. The current generation gathers them into their own buffers: no copies. */
+static void test_zero_schedule_list_api_copies_persistent_parameters(void **state)
+{
+    (void)state;
+    Graph *g = build_only(z3_text, 1, ZERO3_GEN_PER_PARAMETER);
+    const uint32_t copies = op_of(g, "persistent copies", OP_COMPUTE);
+    const uint32_t gather = op_of(g, "gather persistent", OP_COLLECTIVE);
+    assert_true(copies < graph_n_ops(g));
+    const Op *op = &graph_ops(g)[copies];
+    assert_int_equal(op->purpose, PURPOSE_OPTIMIZER);
+    assert_int_equal(op->stream_kind, STREAM_COMPUTE);
+    assert_true(waits_for(g, gather, copies));
+    Platform p;
+    Err err = {0};
+    assert_int_equal(platform_load(&p, "dgx-a100-80g", ZEROSIM_SOURCE_DIR, &err), 0);
+    /* the engine's GPU speed (cost.h): seconds x peak x gemm_efficiency */
+    const double rate = platform_peak_flops_per_s(&p, PRECISION_BF16) * p.gpu.gemm_efficiency;
+    assert_close(op->amount / rate, 72.0 * p.gpu.kernel_launch_s, 1e-9);
+    graph_destroy(g);
+    g = build_only(z3_text, 1, ZERO3_GEN_PER_SUBMODULE);
+    assert_true(op_of(g, "persistent copies", OP_COMPUTE) == graph_n_ops(g));
+    graph_destroy(g);
+}
+
+/* DeepSpeed before 0.6 with contiguous_gradients off (stage3.py v0.3.14 reduce_ipg_grads ->
+ * buffered_reduce_fallback -> allreduce_bucket): the buckets fill as with it (flushed when
+ * the next gradient would overflow reduce_bucket_size), but each is flattened and all-reduced
+ * whole, one call per bucket, instead of one reduce-scatter per parameter. With buckets of
+ * 1.5e6 the tiny Llama's calls are those of the current generation (9, 7, 7, 8: see
+ * test_zero_schedule_grad_buckets_count_deepspeed_calls); every gradient is all-reduced once,
+ * Psi x 2 bytes in all. Each call flattens and divides the bucket and copies each tensor back:
+ * 6 x its bytes through HBM and 2 x calls + tensors kernels. The first bucket holds the
+ * untied head (32,768,000), the final norm, layer 3's 9 tensors: 11 tensors. */
+static void test_zero_schedule_list_api_fallback_all_reduces_buckets(void **state)
+{
+    (void)state;
+    const char *fallback =
+        "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+        " \"zero_optimization\": {\"stage\": 3, \"reduce_bucket_size\": 1500000,"
+        " \"contiguous_gradients\": false}}";
+    Graph *g = build_only(fallback, 1, ZERO3_GEN_PER_PARAMETER);
+    uint32_t calls[4];
+    assert_int_equal(calls_of(g, "grad bucket", calls), 4);
+    assert_int_equal(calls[0], 9);
+    assert_int_equal(calls[1], 7);
+    assert_int_equal(calls[2], 7);
+    assert_int_equal(calls[3], 8);
+    const Collective *c = collective_of(g, "grad bucket");
+    assert_int_equal(c->kind, COLL_ALL_REDUCE);
+    const ModelParams p = tiny_params(NULL);
+    assert_true(sum_ops(g, OP_COLLECTIVE, COLL_ALL_REDUCE, "grad bucket") ==
+                2.0 * (double)p.total);
+    assert_true(sum_ops(g, OP_COLLECTIVE, COLL_REDUCE_SCATTER, "grad bucket") == 0.0);
+    Platform pf;
+    Err err = {0};
+    assert_int_equal(platform_load(&pf, "dgx-a100-80g", ZEROSIM_SOURCE_DIR, &err), 0);
+    KernelGpu gpu;
+    kernels_gpu(&pf, PRECISION_BF16, &gpu);
+    KernelPass pass = {.memory_s = kernels_memory_s(&gpu, 6.0 * c->bytes),
+                       .n_kernels = 2.0 * 9 + 11};
+    assert_close(c->overhead_s, kernels_pass_s(&gpu, &pass), 1e-12);
+    graph_destroy(g);
+    /* with contiguous_gradients (the default) the same buckets are per-parameter
+     * reduce-scatters */
+    g = build_only(z3_text, 1, ZERO3_GEN_PER_PARAMETER);
+    assert_int_equal(collective_of(g, "grad bucket")->kind, COLL_REDUCE_SCATTER);
+    graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -899,6 +1103,10 @@ int main(void)
         cmocka_unit_test(test_zero_schedule_tiny_reduce_bucket_is_one_parameter),
         cmocka_unit_test(test_zero_schedule_nvme_sub_groups_are_whole_tensors),
         cmocka_unit_test(test_zero_schedule_moe_graph),
+        cmocka_unit_test(test_zero_schedule_list_api_gathers_drain_the_reduce_stream),
+        cmocka_unit_test(test_zero_schedule_list_api_regathers_after_recompute),
+        cmocka_unit_test(test_zero_schedule_list_api_copies_persistent_parameters),
+        cmocka_unit_test(test_zero_schedule_list_api_fallback_all_reduces_buckets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -62,12 +62,18 @@ typedef struct Builder {
     uint32_t calls_late[2];      /* ... and of the part fetched on demand: one per submodule,
                                     per parameter before DeepSpeed 0.6 */
     uint32_t calls_traced[2];    /* ... of the first step, without a trace: all on demand */
+    double regather_elems;       /* DeepSpeed before 0.6 under full recomputation: a layer's
+                                    parameters its recomputed forward releases, gathered
+                                    again for its backward (fetch_plan) */
+    uint32_t regather_calls;     /* ... their tensors, one all-gather each */
     double live_peak_bytes[2];   /* DeepSpeed ZeRO-3: a layer's gathered parameters alive at
                                     once (model/zero3_walk.h), with the computing module's
                                     gradients in backward; 0 where the unit is held whole */
     bool is_tracing;          /* DeepSpeed's first step records the module order: no prefetch */
     bool is_list_api;         /* DeepSpeed ZeRO-3 before 0.6: per-parameter all-gathers and
                                  reduce-scatters on c10d's per-rank lists (kernels.h) */
+    bool is_grad_fallback;    /* ... with contiguous_gradients off: each gradient bucket
+                                 flattened and all-reduced whole (buffered_reduce_fallback) */
     uint32_t *flat_buffers;   /* per rank: c10d's flat tensor of the list call in flight */
     OpId *ops;                /* one op per rank from the last collective_set() */
     OpId *scratch;            /* graph_collective's output, in group order */
@@ -82,6 +88,8 @@ typedef struct Builder {
     double bucket_elems;   /* gradients waiting in the current bucket */
     double bucket_fill;    /* DeepSpeed's parameter-level bucket fill within it (elements) */
     uint32_t bucket_calls; /* parameter-level buckets already reduced within it */
+    uint32_t bucket_tensors; /* gradient tensors in it (DeepSpeed before 0.6 without
+                                contiguous_gradients copies each back after the all-reduce) */
     uint32_t label_fwd_base, label_bwd_base; /* labels "fwd L<i>" and "bwd L<i>" */
     uint32_t label_recompute_base;           /* "recompute L<i>" */
     /* offload (offload.c) */

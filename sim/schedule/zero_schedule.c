@@ -18,6 +18,7 @@ _Static_assert(SCHEDULE_DEEPSPEED == 0 && SCHEDULE_TEXTBOOK == 1,
                "choices_schedule lists the variants in ScheduleVariant order");
 #include "../common/xalloc.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -99,6 +100,16 @@ static void collective_set(Builder *b, const GroupSet *set, CollectiveKind kind,
                 b->g, instance,
                 calls * kernels_c10d_list_copies_s(&b->cost.gpu, kind == COLL_ALL_GATHER,
                                                    bytes / calls, (double)b->n_shard));
+        }
+        if (b->is_grad_fallback && set == &b->shards && kind == COLL_ALL_REDUCE) {
+            /* DeepSpeed before 0.6 without contiguous_gradients (stage3.py allreduce_bucket,
+             * allreduce_and_copy): per call a flatten of the bucket (torch.cat) and the div_
+             * by the world size before NCCL, one copy_ per gradient tensor back out of it
+             * after: the bucket's bytes read and written three times */
+            const double calls = n_calls > 1 ? (double)n_calls : 1.0;
+            KernelPass pass = {.memory_s = kernels_memory_s(&b->cost.gpu, 6.0 * bytes),
+                               .n_kernels = 2.0 * calls + (double)b->bucket_tensors};
+            graph_collective_set_overhead(b->g, instance, kernels_pass_s(&b->cost.gpu, &pass));
         }
         for (uint32_t i = 0; i < n; i++)
             b->ops[members[i]] = member_ops[i];
@@ -215,7 +226,7 @@ static CollectiveKind bucket_kind(const Builder *b)
     if (b->z->stage == 0)
         return COLL_ALL_REDUCE;
     if (b->z->stage == 3)
-        return COLL_REDUCE_SCATTER;
+        return b->is_grad_fallback ? COLL_ALL_REDUCE : COLL_REDUCE_SCATTER;
     if (b->is_textbook)
         return b->z->stage == 1 ? COLL_ALL_REDUCE : COLL_REDUCE_SCATTER;
     return b->z->reduce_scatter && !b->z->multi_rank_bucket_allreduce ? COLL_REDUCE_SCATTER
@@ -233,6 +244,7 @@ static void flush_bucket(Builder *b, bool is_overlapped)
     double bytes = elems * b->mem.grad_comm_bytes; /* in the communication type */
     b->bucket_elems = 0;
     if (b->n_ranks == 1) {
+        b->bucket_tensors = 0;
         if (offload_has_optimizer(b))
             offload_gradients(b, elems, b->last_compute);
         return;
@@ -249,6 +261,7 @@ static void flush_bucket(Builder *b, bool is_overlapped)
     b->bucket_fill = 0;
     collective_all(b, set, bucket_kind(b), STREAM_REDUCE, bytes, n_calls, b->last_compute,
                    MEM_BUFFERS, bytes < buffer ? bytes : buffer, graph_label(b->g, "grad bucket"));
+    b->bucket_tensors = 0;
     if (b->z->stage == 3 && b->replicas.n_groups > 0) /* the shard, across the replicas */
         collective_all(b, &b->replicas, COLL_ALL_REDUCE, STREAM_REDUCE, bytes / b->n_shard, 1, NULL,
                        MEM_BUFFERS, 0, graph_label(b->g, "grad replicas"));
@@ -290,7 +303,9 @@ static void param_bucket(Builder *b, double elems)
 {
     if (elems <= 0)
         return;
-    if (b->is_list_api) { /* before 0.6: one reduce-scatter per parameter */
+    b->bucket_tensors++;
+    if (b->is_list_api && !b->is_grad_fallback) { /* before 0.6: one reduce-scatter per
+                                                     parameter (contiguous_gradients) */
         b->bucket_calls++;
         return;
     }
@@ -438,6 +453,8 @@ static void gather_unit(Builder *b, uint32_t u, bool is_fwd, const OpId *before_
                                  live_bytes(b, u, pass, parts[k]), &bufs[r]);
             if (after[k])
                 builder_depend(b, after[k][r], a);
+            if (b->is_list_api) /* torch.cuda.synchronize() drains the reduce stream too */
+                builder_depend(b, b->last_reduce[r], a);
         }
         const bool has_flat = list_flat_alloc(b, STREAM_GATHER, largest_tensor(b, u, false),
                                               b->mem.param_bytes, parts[k], after[k]);
@@ -616,6 +633,27 @@ static double grad_transient_bytes(const Builder *b, uint32_t u)
     return largest * b->mem.grad_bytes;
 }
 
+/* DeepSpeed before 0.6: what layer u's recomputation released (regather_plan), all-gathered
+ * again, one call per tensor, after the recomputation and, behind the host synchronisation of
+ * _allgather_param, after the reduce stream; the backward kernels wait for it. The layer's
+ * gathered buffer is held through (the release and the new gather of the same bytes leave
+ * the peak as it is). */
+static void regather_after_recompute(Builder *b, uint32_t u)
+{
+    char label[48];
+    snprintf(label, sizeof label, "regather bwd L%u", u);
+    OpId *drained = xmalloc(b->n_ranks * sizeof *drained);
+    memcpy(drained, b->last_reduce, b->n_ranks * sizeof *drained);
+    collective_all(b, &b->shards, COLL_ALL_GATHER, STREAM_GATHER,
+                   b->regather_elems * b->mem.param_bytes, b->regather_calls, b->last_compute,
+                   MEM_BUFFERS, 0, graph_label(b->g, label));
+    for (uint32_t r = 0; r < b->n_ranks; r++) {
+        builder_depend(b, drained[r], b->ops[r]);
+        b->wait_gather[r] = b->ops[r];
+    }
+    free(drained);
+}
+
 /* Layer u's backward: the checkpoint back from the host, the recomputation, the backward
  * kernels, the activations released, and its gradients into the buckets. */
 static void backward_layer(Builder *b, MicroBatch *m, uint32_t u)
@@ -654,6 +692,8 @@ static void backward_layer(Builder *b, MicroBatch *m, uint32_t u)
                                 : b->cost.layer_recompute;
     if (recompute > 0)
         compute_all(b, PURPOSE_RECOMPUTE, recompute, b->label_recompute_base + u);
+    if (recompute > 0 && is_checkpointed && b->regather_elems > 0 && b->n_shard > 1)
+        regather_after_recompute(b, u);
     /* a recomputed MoE layer exchanges its tokens again */
     if (recompute > 0 && is_moe && b->setup->recompute == RECOMPUTE_FULL)
         all_to_all_pair(b);
@@ -759,6 +799,53 @@ static void micro_batch(Builder *b, bool is_boundary)
 
 /* ---- the step ---- */
 
+/* Copy kernels of one persistent tensor of `elems` elements gathered by the list call of
+ * DeepSpeed before 0.6 (partition_parameters.py _allgather_params): each rank's partition is
+ * ceil(elems / n_ranks) elements (the tensor padded to a multiple of the ranks, _aligned_size),
+ * and one copy_ per rank whose partition starts inside the tensor moves it into place. */
+static double persistent_copies(uint64_t elems, double n_ranks)
+{
+    if (elems == 0)
+        return 0.0;
+    const double part = ceil((double)elems / n_ranks);
+    return ceil((double)elems / part);
+}
+
+/* DeepSpeed before 0.6 all-gathers the persistent parameters after the step
+ * (stage3.py _post_step -> partition_parameters.py _all_gather, async_op False ->
+ * _allgather_params): one all_gather into a flat buffer, then for every parameter, for every
+ * rank i whose partition starts inside it, `narrow` views and a `copy_` of that partition
+ * into the parameter, issued one by one from Python: n_persistent x ~N kernels, at the
+ * launch floor each (their bytes are read and written once). Seconds; 0 for the current
+ * generation, which gathers them in one coalesced call. */
+static double post_step_copies_s(const Builder *b)
+{
+    if (!b->is_list_api || b->n_shard < 2)
+        return 0.0;
+    const ModelParams *p = &b->params;
+    const uint64_t t = b->z->param_persistence_threshold;
+    const double n = (double)b->n_shard;
+    double layer = 0.0;
+    for (size_t i = 0; i < p->n_layer_modules; i++) {
+        if (p->layer[i].weight <= t)
+            layer += persistent_copies(p->layer[i].weight, n);
+        if (p->layer[i].bias <= t)
+            layer += persistent_copies(p->layer[i].bias, n);
+    }
+    double kernels = layer * (double)b->model->n_layers;
+    /* the norms around the layers: vectors of h (BLOOM's embedding norm, the final norm);
+     * the embeddings and an untied head exceed any threshold that makes sense */
+    const uint64_t h = p->hidden;
+    const uint64_t vectors = h > 0 ? (p->embed_norm + p->final_vectors) / h : 0;
+    if (h <= t)
+        kernels += (double)vectors * persistent_copies(h, n);
+    KernelPass pass = {.memory_s = kernels_memory_s(&b->cost.gpu,
+                                                    2.0 * (double)b->mem.persistent_elems *
+                                                        b->mem.param_bytes),
+                       .n_kernels = kernels};
+    return kernels_pass_s(&b->cost.gpu, &pass);
+}
+
 /* After the last micro-batch: the optimizer steps each rank's partition once every gradient
  * is reduced; stages 1-2 then all-gather the updated parameters, which the next forward
  * needs. */
@@ -809,6 +896,12 @@ static void boundary(Builder *b)
                        b->last_compute, MEM_BUFFERS, 0, graph_label(b->g, "gather persistent"));
         for (uint32_t r = 0; r < n; r++)
             b->wait_gather[r] = b->ops[r];
+        /* ... and before 0.6 copies them into place one rank's partition at a time, on the
+         * compute stream inside optimizer.step() */
+        const double copies_s = post_step_copies_s(b);
+        if (copies_s > 0)
+            compute_all(b, PURPOSE_OPTIMIZER, copies_s * b->cost.gpu_flops_per_s,
+                        graph_label(b->g, "persistent copies"));
     }
     if ((b->z->stage == 1 || b->z->stage == 2) && n > 1) {
         /* experts split over ep ranks are gathered inside their expert-data-parallel group */
@@ -904,6 +997,8 @@ static void split_units(Builder *b)
  *    rate limiter (limit_all_gathers) keeps two units' all-gathers alive, as the early part's
  *    dependency on op k-2 does here.
  *  - The textbook variant and a zero prefetch bucket: one on-demand all-gather per layer. */
+static void regather_plan(Builder *b);
+
 static void fetch_plan(Builder *b)
 {
     for (int pass = 0; pass < 2; pass++) {
@@ -941,6 +1036,40 @@ static void fetch_plan(Builder *b)
         b->calls_late[pass] = w.calls_late;
         b->calls_traced[pass] = w.n_fetched_modules;
         b->prefetch_fraction[pass] = w.gathered_elems > 0 ? w.early_elems / w.gathered_elems : 0.0;
+    }
+    regather_plan(b);
+}
+
+/* DeepSpeed before 0.6 under full recomputation (stage3.py v0.3.14): the recomputed forward
+ * runs the layer's module hooks again, so each module is fetched before it is recomputed
+ * and, in its post-forward hook (PartitionedParameterCoordinator.release_sub_module),
+ * released unless _keep_for_later(): PrefetchCoordinator.get_reuse_distance_in_numel, the
+ * elements of the modules traced between this use and the next, below
+ * stage3_max_reuse_distance. Between module j's recomputation and its backward come the
+ * recomputation and the backward of every module after it, twice their elements; the last
+ * module is kept (distance 0), the others of a large layer are released and all-gathered
+ * again by their pre-backward hook. The layer's modules are taken in their listed order
+ * (model/params.h: the norms first; they are resident and count 2h at most). Sets the
+ * elements and tensors gathered again; none for the current generation (whose coordinator
+ * keeps the same rule, not modelled there), FSDP, the textbook, mixtures of experts, other
+ * checkpointing. */
+static void regather_plan(Builder *b)
+{
+    b->regather_elems = 0.0;
+    b->regather_calls = 0;
+    if (!b->is_list_api || b->setup->recompute != RECOMPUTE_FULL || b->params.n_experts > 0)
+        return;
+    const ModelParams *p = &b->params;
+    const uint64_t t = b->z->param_persistence_threshold;
+    double after = 0.0; /* elements of the modules after module i */
+    for (size_t i = p->n_layer_modules; i-- > 0;) {
+        const ParamModule *m = &p->layer[i];
+        if (2.0 * after >= (double)b->z->max_reuse_distance) {
+            b->regather_elems += (double)(m->weight > t ? m->weight : 0) +
+                                 (double)(m->bias > t ? m->bias : 0);
+            b->regather_calls += (m->weight > t) + (m->bias > t);
+        }
+        after += (double)(m->weight + m->bias);
     }
 }
 
@@ -1146,6 +1275,10 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
     split_units(&b);
     b.is_list_api = b.z->stage == 3 && !b.is_textbook && opts->fsdp == FSDP_NONE &&
                     opts->zero3_generation == ZERO3_GEN_PER_PARAMETER;
+    /* stage3.py before 0.6, reduce_ipg_grads: with contiguous_gradients each bucket's
+     * parameters are reduce-scattered (average_tensor -> reduce_gradients_at_owner), without
+     * it the bucket goes through buffered_reduce_fallback, an all-reduce of the whole */
+    b.is_grad_fallback = b.is_list_api && !b.z->contiguous_gradients;
     fetch_plan(&b);
     labels(&b);
     make_groups(&b, p);

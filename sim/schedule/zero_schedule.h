@@ -60,8 +60,13 @@ typedef enum FsdpStrategy {
 typedef enum Zero3Generation {
     ZERO3_GEN_PER_SUBMODULE, /* DeepSpeed 0.6.0 and later: a coalesced all-gather per
                                 submodule, prefetched in the traced order (the default) */
-    ZERO3_GEN_PER_PARAMETER, /* before 0.6.0: an all-gather per parameter, then a host
-                                synchronisation; nothing fetched under compute */
+    ZERO3_GEN_PER_PARAMETER, /* before 0.6.0: an all-gather per parameter after a host
+                                synchronisation that also drains the reduce stream, nothing
+                                fetched under compute; a recomputed module released and
+                                gathered again beyond stage3_max_reuse_distance; gradients
+                                reduce-scattered per parameter (all-reduced per bucket
+                                without contiguous_gradients); the persistent parameters
+                                copied into place rank by rank after the step */
 } Zero3Generation;
 
 typedef struct ScheduleOptions {
