@@ -259,11 +259,30 @@ static void pointwise(LayerKernels *o, const KernelGpu *g, double elems, double 
  * = 28 + 4e bytes in 8 kernels. Backward through autograd: the weight product (r 2e w e,
  * and the weight gradient's reduction r 2e), the casts (r e w 4, r 4 w e), the rsqrt
  * product (r 4 w 4, and its reduction r 8 w 4), the mean's expansion (w 4), pow's gradient
- * (r 8 w 4) and the sum of the two paths (r 8 w 4) = 60 + 7e bytes in 12 kernels. */
+ * (r 8 w 4) and the sum of the two paths (r 8 w 4) = 60 + 7e bytes in 12 kernels.
+ * These kernels do not stream at a copy's rate: the products broadcast a per-row scalar or
+ * the weight row over the tensor, and two of them are reductions (the row mean, the weight
+ * gradient's column sum over the tokens). Measured, transformers' LlamaRMSNorm in bf16 on
+ * A100-SXM4-80GB (Liger-Kernel benchmark/data/all_benchmark_data.csv, provider
+ * "huggingface", M = 2048 rows, hidden 16384 and 32768, Liger 0.2.1, 2024-09-03) takes
+ * (1.91907 - 0.98563) ms / (2048 x 16384) elements = 27.81 ps per element forward and
+ * (5.01472 - 2.56963) ms / 33.55M = 72.87 ps backward (the slope between the two sizes, so
+ * launch times drop out), where 36 and 74 bytes per element at the A100's 0.87 x 2039 GB/s
+ * would take 20.29 and 41.72 ps: the kernels reach 0.73 and 0.57 of the streaming rate.
+ * Those shares apply on every GPU (measured on the A100 only). */
+#define RMSNORM_EAGER_FWD_SHARE 0.73
+#define RMSNORM_EAGER_BWD_SHARE 0.57
+
+static void rmsnorm_eager_pass(KernelPass *f, KernelPass *b, const KernelGpu *g, double elems,
+                               double e)
+{
+    memory(f, g, elems * (28.0 + 4.0 * e) / RMSNORM_EAGER_FWD_SHARE, 8.0);
+    memory(b, g, elems * (60.0 + 7.0 * e) / RMSNORM_EAGER_BWD_SHARE, 12.0);
+}
+
 static void rmsnorm_eager(LayerKernels *o, const KernelGpu *g, double elems, double e)
 {
-    memory(&o->fwd, g, elems * (28.0 + 4.0 * e), 8.0);
-    memory(&o->bwd, g, elems * (60.0 + 7.0 * e), 12.0);
+    rmsnorm_eager_pass(&o->fwd, &o->bwd, g, elems, e);
 }
 
 /* Rotary embedding of Q or K as torchtitan's apply_rotary_emb runs it: x.float() viewed as
@@ -361,8 +380,18 @@ static void attention_core(LayerKernels *o, const ModelConfig *cfg, const RunSet
     o->fwd.n_kernels += core->n_kernels;
 }
 
+/* PyTorch's eager cross-entropy (torch.nn.CrossEntropyLoss) on fp32 logits, measured on
+ * A100-SXM4-80GB (Liger-Kernel benchmark/data/all_benchmark_data.csv, provider
+ * "huggingface", B x T = 8 x 2048 rows, Liger 0.2.1, 2024-09-03): forward 20.726 ms at
+ * V = 131072 and 10.615 ms at 65536, 9.65 and 9.89 ps per element, which the three reads and
+ * one write of the log-softmax (16 bytes, 9.02 ps at 0.87 x 2039 GB/s) account for within
+ * 7-10%; backward (forward and backward 60.438 and 30.778 ms, less the forward) 18.49 and
+ * 18.78 ps per element, where its 20 bytes would take 11.27: 0.61 of the streaming rate,
+ * applied on every GPU (measured on the A100 only). */
+#define CROSS_ENTROPY_EAGER_BWD_SHARE 0.61
+
 static void head(LayerKernels *o, const ModelConfig *cfg, const KernelGpu *g, double t, double e,
-                 bool has_learned_pos)
+                 bool has_learned_pos, bool is_fused_loss)
 {
     const double h = (double)cfg->hidden, v = (double)cfg->vocab;
     KernelPass *f = &o->head_fwd, *b = &o->head_bwd;
@@ -374,8 +403,7 @@ static void head(LayerKernels *o, const ModelConfig *cfg, const KernelGpu *g, do
         memory(b, g, 2.0 * t * h * e, 1.0);
     }
     if (cfg->has_final_norm && is_rmsnorm(cfg)) { /* final norm, eager RMSNorm */
-        memory(f, g, t * h * (28.0 + 4.0 * e), 8.0);
-        memory(b, g, t * h * (60.0 + 7.0 * e), 12.0);
+        rmsnorm_eager_pass(f, b, g, t * h, e);
     } else if (cfg->has_final_norm) {
         memory(f, g, 2.0 * t * h * e, 1.0);
         memory(b, g, 3.0 * t * h * e, 1.0);
@@ -383,11 +411,26 @@ static void head(LayerKernels *o, const ModelConfig *cfg, const KernelGpu *g, do
     gemm(f, g, 1.0, t, v, h, e); /* logits */
     gemm(b, g, 1.0, t, h, v, e);
     gemm(b, g, 1.0, h, v, t, e);
-    /* cross-entropy on logits.float(): log-softmax (r 4, w 4), its gradient (r 4 + 4, w 4);
-     * 16-bit logits add the cast (r e, w 4) and its backward (r 4, w e) */
+    /* cross-entropy on logits.float(), as PyTorch runs log_softmax and nll_loss. A row of V
+     * fp32 logits is too long for one block's registers or shared memory, so the softmax
+     * kernel reads it three times (the row maximum, the sum of exponentials, the output)
+     * and writes it once: 16 bytes per element. Backward: nll_loss's gradient is a zeroed
+     * T x V tensor (w 4) with one entry per row set, and the log-softmax gradient reads
+     * it for its row sum and again with the saved output to write its result (r 12, w 4),
+     * 20 bytes, measured at 0.61 of the streaming rate (CROSS_ENTROPY_EAGER_BWD_SHARE);
+     * 16-bit logits add the cast (r e, w 4) and its backward (r 4, w e). */
     const bool is_cast = e < 4.0;
-    memory(f, g, t * v * (8.0 + (is_cast ? e + 4.0 : 0.0)), is_cast ? 2.0 : 1.0);
-    memory(b, g, t * v * (12.0 + (is_cast ? 4.0 + e : 0.0)), is_cast ? 2.0 : 1.0);
+    if (is_fused_loss) {
+        /* a fused loss (flash-attn's, Megatron's) is not timed as its own kernels yet: it
+         * keeps the single-pass count, log-softmax r 4 w 4, its gradient r 4 + 4 w 4 */
+        memory(f, g, t * v * (8.0 + (is_cast ? e + 4.0 : 0.0)), is_cast ? 2.0 : 1.0);
+        memory(b, g, t * v * (12.0 + (is_cast ? 4.0 + e : 0.0)), is_cast ? 2.0 : 1.0);
+        return;
+    }
+    memory(f, g, t * v * (16.0 + (is_cast ? e + 4.0 : 0.0)), is_cast ? 2.0 : 1.0);
+    memory(b, g, t * v * 20.0 / CROSS_ENTROPY_EAGER_BWD_SHARE, 3.0);
+    if (is_cast)
+        memory(b, g, t * v * (4.0 + e), 1.0);
 }
 
 double kernels_step_s(const ModelConfig *cfg, const RunSetup *setup, const KernelGpu *g)
@@ -573,7 +616,7 @@ void kernels_layer_of(const ModelConfig *cfg, const RunSetup *setup, const Kerne
     if (biased > 0)
         memory(&out->bwd, g, t * e * biased, n_biased);
 
-    head(out, cfg, g, t, e, cfg->position_rows > 0);
+    head(out, cfg, g, t, e, cfg->position_rows > 0, setup->is_fused_loss);
     out->recompute_op = (KernelPass){
         .gemm_s = out->fwd.gemm_s - out->op_saved.gemm_s,
         .attention_s = out->fwd.attention_s - out->op_saved.attention_s,

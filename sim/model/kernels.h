@@ -12,7 +12,8 @@
  *    Multiplication Background User's Guide", sections on tile and wave quantization);
  *  - element-wise and reduction kernels (norms, activations, residual adds, dropout, rotary
  *    embeddings, softmax over materialised scores, cross-entropy over the vocabulary): the
- *    bytes they read and write at achievable HBM bandwidth;
+ *    bytes they read and write at achievable HBM bandwidth (the eager RMSNorm and the eager
+ *    loss's backward at the share of it they were measured at, kernels.c);
  *  - fused attention (FlashAttention-2, or the first FlashAttention): its causal FLOPs at
  *    the throughput FlashAttention's authors published for the GPU, head dimension and
  *    sequence length (the platform's gpu.flash_attention table, interpolated in log(seq_len)
