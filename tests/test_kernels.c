@@ -106,6 +106,24 @@ static void test_kernels_gemm_llama_mlp_published(void **state)
     assert_rel(bwd, 144.21321e-3, 0.02);
 }
 
+/* FlashAttention's published rates are of its 16-bit kernels: on the shipped A100 the bf16
+ * kernel model carries the table, the fp32 one drops it and keeps attention_efficiency x the
+ * fp32 peak (0.6 x 19.5 TFLOP/s). */
+static void test_kernels_fp32_attention_has_no_flash_table(void **state)
+{
+    (void)state;
+    Platform p;
+    Err err = {0};
+    assert_int_equal(platform_load(&p, "dgx-a100-80g", ZEROSIM_SOURCE_DIR, &err), 0);
+    assert_true(p.gpu.flash.n_rows > 0);
+    KernelGpu g16, g32;
+    kernels_gpu(&p, PRECISION_BF16, &g16);
+    kernels_gpu(&p, PRECISION_FP32, &g32);
+    assert_int_equal(g16.flash.n_rows, p.gpu.flash.n_rows);
+    assert_int_equal(g32.flash.n_rows, 0);
+    assert_rel(g32.attention_flops_per_s, 0.6 * 19.5e12, 1e-12);
+}
+
 /* 1281 x 1280 on a 110-SM GPU: 11 x 10 = 110 tiles fill one wave, the last row of tiles
  * holds one row of the matrix: tile quantization costs the whole padded tile. */
 static void test_kernels_gemm_tile_quantization(void **state)
@@ -306,7 +324,7 @@ static void test_kernels_pass_launch_floor(void **state)
     assert_rel(kernels_pass_s(&g, &tiny), 5e-3, 1e-12);
 }
 
-/* The framework's host work (model/host_hooks via schedule/cost.h): host_s joins the launches
+/* The framework's host work (schedule/cost.h CostHost via schedule/cost.h): host_s joins the launches
  * on the host side of the max, host_serial_s is added after it. Toy GPU: 5 us per launch. */
 static void test_kernels_pass_host_work(void **state)
 {
@@ -503,6 +521,7 @@ int main(void)
         cmocka_unit_test(test_kernels_attention_at_throughput),
         cmocka_unit_test(test_kernels_pass_launch_floor),
         cmocka_unit_test(test_kernels_pass_host_work),
+        cmocka_unit_test(test_kernels_fp32_attention_has_no_flash_table),
         cmocka_unit_test(test_kernels_c10d_list_copies_by_hand),
         cmocka_unit_test(test_kernels_layer_mpt_by_hand),
         cmocka_unit_test(test_kernels_attention_table_interpolates),

@@ -509,6 +509,11 @@ static void test_module_loading_swaps_the_context(void **state)
                       "0, \"cublas_workspace_bytes\": 1}\n}\n",
                       "p.json: runtime.cuda_context_eager_bytes: expected integer in [1, "
                       "1099511627776], got 0");
+    assert_edit_fails(P_TAIL,
+                      ",\n  \"runtime\": {\"cuda_context_bytes\": 266076160, "
+                      "\"cuda_context_eager_bytes\": 5, \"cublas_workspace_bytes\": 1}\n}\n",
+                      "p.json: runtime.cuda_context_eager_bytes: expected at least "
+                      "runtime.cuda_context_bytes (266076160, the lazy context), got 5");
 }
 
 static void test_every_shipped_platform_loads(void **state)

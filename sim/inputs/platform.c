@@ -474,13 +474,21 @@ static int read_runtime(const cJSON *root, JsonAt at, Platform *p, Err *err)
     if (jsonfile_get_u64(r, "cuda_context_eager_bytes", s, 1, 1ull << 40,
                          &p->runtime.cuda_context_eager_bytes, err) < 0)
         return -1;
-    return need_u64(r, "cuda_context_bytes", s, 0, 1ull << 40, &p->runtime.cuda_context_bytes,
-                    err) ||
-                   need_u64(r, "cublas_workspace_bytes", s, 0, 1ull << 40,
-                            &p->runtime.cublas_workspace_bytes, err) ||
-                   read_source(r, s, err)
-               ? -1
-               : 0;
+    if (need_u64(r, "cuda_context_bytes", s, 0, 1ull << 40, &p->runtime.cuda_context_bytes,
+                 err) ||
+        need_u64(r, "cublas_workspace_bytes", s, 0, 1ull << 40,
+                 &p->runtime.cublas_workspace_bytes, err) ||
+        read_source(r, s, err))
+        return -1;
+    /* loading every kernel at start holds at least what loading them lazily does */
+    const uint64_t eager = p->runtime.cuda_context_eager_bytes;
+    if (eager != 0 && eager < p->runtime.cuda_context_bytes)
+        return err_set(err,
+                       "%s: runtime.cuda_context_eager_bytes: expected at least "
+                       "runtime.cuda_context_bytes (%llu, the lazy context), got %llu",
+                       at.file, (unsigned long long)p->runtime.cuda_context_bytes,
+                       (unsigned long long)eager);
+    return 0;
 }
 
 /* nccl.version: a release "2.M" or "2.M.P" (the patch kept apart: NCCL's tuner constants

@@ -227,14 +227,14 @@ int platform_resize(Platform *p, uint64_t gpus, uint64_t nodes, Err *err);
 /* Sets the ring order (after resizing). */
 void platform_set_ring_order(Platform *p, PlatformRingOrder order);
 
-/* Makes one node (is_node) or one GPU rank `index` compute `slowdown` (> 1) times slower;
- * fails when index is not in the (resized) platform. `what` names the option in messages. */
 /* CUDA's module loading for the run: eager replaces the context with
  * runtime.cuda_context_eager_bytes (what the CUDA runtime holds when it loads every kernel of
  * the libraries at start, as before CUDA 11.7 and PyTorch 1.13). 0, or -1 with err set when
  * eager is asked of a platform without that key. */
 int platform_set_module_loading(Platform *p, bool is_eager, Err *err);
 
+/* Makes one node (is_node) or one GPU rank `index` compute `slowdown` (> 1) times slower;
+ * fails when index is not in the (resized) platform. `what` names the option in messages. */
 int platform_set_straggler(Platform *p, bool is_node, uint64_t index, double slowdown,
                            const char *what, Err *err);
 

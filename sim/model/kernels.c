@@ -44,7 +44,11 @@ void kernels_gpu(const Platform *p, Precision precision, KernelGpu *out)
                                   : p->gpu.matmul_flops_per_s;
     out->memory_bytes_per_s = p->gpu.hbm_bw_bytes_per_s * p->gpu.memory_bw_efficiency;
     out->attention_flops_per_s = peak * p->gpu.attention_efficiency;
+    /* The published FlashAttention rates are of its 16-bit kernels (flash-attn has no fp32
+     * one): fp32 attention keeps attention_efficiency of the fp32 peak. */
     out->flash = p->gpu.flash;
+    if (precision == PRECISION_FP32)
+        out->flash.n_rows = 0;
     out->sm_count = (double)p->gpu.sm_count;
     out->launch_s = p->gpu.kernel_launch_s;
 }
