@@ -389,12 +389,11 @@ uint32_t nccl_model_release(const Platform *p)
 
 const char *nccl_model_release_name(const Platform *p, char *buf, size_t n)
 {
-    const uint32_t v = nccl_model_version(p);
-    const uint32_t patch = p != NULL && p->nccl.version ? p->nccl.version_patch : 0;
-    if (patch > 0)
-        snprintf(buf, n, "%u.%u.%u", v / 100, v % 100, patch);
+    const uint32_t r = nccl_model_release(p); /* 20000 + 100 x minor + patch */
+    if (r % 100 > 0)
+        snprintf(buf, n, "%u.%u.%u", r / 10000, r / 100 % 100, r % 100);
     else
-        snprintf(buf, n, "%u.%u", v / 100, v % 100);
+        snprintf(buf, n, "%u.%u", r / 10000, r / 100 % 100);
     return buf;
 }
 

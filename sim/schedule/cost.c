@@ -10,6 +10,19 @@ static double module_tensors(const ParamModule *m, uint64_t threshold)
     return (double)(m->weight > threshold) + (double)(m->bias > threshold);
 }
 
+/* The model's ends above `threshold` elements: the token embedding (with OPT's project_in or
+ * BLOOM's embedding norm counted as one), a learned position table, the final norm and an
+ * untied head. */
+static double end_tensors(const ModelParams *params, uint64_t threshold)
+{
+    const uint64_t ends[4] = {params->embedding, params->position, params->final_norm,
+                              params->lm_head};
+    double n = 0.0;
+    for (int k = 0; k < 4; k++)
+        n += (double)(ends[k] > threshold);
+    return n;
+}
+
 void cost_host_zero3(const ModelParams *params, uint64_t threshold, uint64_t ep,
                      bool per_parameter, double param_host_s, CostHost *out)
 {
@@ -30,14 +43,8 @@ void cost_host_zero3(const ModelParams *params, uint64_t threshold, uint64_t ep,
         out->moe_layer_tensors += copies * module_tensors(m, threshold);
         out->moe_layer_grads += copies * module_tensors(m, 0);
     }
-    /* the token embedding (with OPT's project_in or BLOOM's embedding norm counted as one),
-     * a learned position table, the final norm and an untied head */
-    const uint64_t ends[4] = {params->embedding, params->position, params->final_norm,
-                              params->lm_head};
-    for (int k = 0; k < 4; k++) {
-        out->head_tensors += (double)(ends[k] > threshold);
-        out->head_grads += (double)(ends[k] > 0);
-    }
+    out->head_tensors = end_tensors(params, threshold);
+    out->head_grads = end_tensors(params, 0);
 }
 
 void cost_host_fsdp1(const ModelParams *params, bool regathers, double param_host_s,
@@ -47,10 +54,7 @@ void cost_host_fsdp1(const ModelParams *params, bool regathers, double param_hos
     for (size_t i = 0; i < params->n_layer_modules; i++)
         out->layer_tensors += module_tensors(&params->layer[i], 0);
     out->moe_layer_tensors = out->layer_tensors;
-    const uint64_t ends[4] = {params->embedding, params->position, params->final_norm,
-                              params->lm_head};
-    for (int k = 0; k < 4; k++)
-        out->head_tensors += (double)(ends[k] > 0);
+    out->head_tensors = end_tensors(params, 0);
 }
 
 double cost_pass_s(const StepCost *cost, const KernelPass *pass, CostPass kind)
