@@ -107,6 +107,10 @@ static void test_release_defaults_by_tag(void **state)
     assert_has(&c.not_modelled, "zero_optimization.contiguous_gradients false at stage 2 (the "
                                 "result assumes the contiguous gradient buffer of true)");
     ds_config_fini(&c);
+    parse_release_ok(s3, "0.3.16", 0, 3, 16, &c);
+    assert_has(&c.not_modelled, "zero_optimization.reduce_scatter false at stage 3 (the result "
+                                "assumes the reduce-scatters of true)");
+    ds_config_fini(&c);
     parse_release_ok(s2, "0.12.3", 0, 12, 3, &c);
     assert_false(c.zero.multi_rank_bucket_allreduce);
     ds_config_fini(&c);

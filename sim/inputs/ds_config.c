@@ -567,6 +567,12 @@ static int read_zero(Reader *r, const cJSON *root)
     if (rc == 0 && (z->stage == 1 || z->stage == 2))
         rc = bool_or(r, zero, at, "use_multi_rank_bucket_allreduce",
                      r->defaults->multi_rank_bucket_allreduce, &z->multi_rank_bucket_allreduce);
+    /* stage 3 without reduce_scatter all-reduces each gradient (stage3.py average_tensor ->
+     * gradient_reduction_w_predivide, v0.3.14); zerosim's stage 3 reduce-scatters */
+    if (rc == 0 && z->stage == 3 && !z->reduce_scatter)
+        strlist_addf(&r->cfg->not_modelled,
+                     "zero_optimization.reduce_scatter false at stage 3 (the result assumes "
+                     "the reduce-scatters of true)");
     /* stages 1-2 are modelled with the contiguous gradient buffer (stage_1_and_2.py ipg) */
     if (rc == 0 && (z->stage == 1 || z->stage == 2) && !z->contiguous_gradients)
         strlist_addf(&r->cfg->not_modelled,
