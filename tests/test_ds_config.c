@@ -57,6 +57,80 @@ static void assert_parse_fails(const char *text, const char *expected)
 
 /* ----------------------------------------------------------------------------- defaults */
 
+static void parse_release_ok(const char *text, const char *name, unsigned major, unsigned minor,
+                             unsigned patch, TrainConfig *cfg)
+{
+    DsRelease rel = {major, minor, patch, true, ""};
+    snprintf(rel.name, sizeof rel.name, "%s", name);
+    Err err = {0};
+    if (ds_config_parse_release(cfg, "ds.json", text, strlen(text), NULL, &rel, &err) != 0)
+        fail_msg("unexpected error: %s", err.msg);
+}
+
+/* DeepSpeed's defaults by release (ds_config.c ds_defaults, read at the tags): v0.3.14's
+ * constants.py has ZERO3_OPTIMIZATION_CONTIGUOUS_GRADIENTS_DEFAULT = False and
+ * ZERO_OPTIMIZATION_SUB_GROUP_SIZE_DEFAULT = 1000000000000; v0.3.16's
+ * ZERO_OPTIMIZATION_REDUCE_SCATTER_DEFAULT = False; use_multi_rank_bucket_allreduce is
+ * absent before v0.12.4; the constant ones stay as today. */
+static void test_release_defaults_by_tag(void **state)
+{
+    (void)state;
+    const char *s3 = "{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3}}";
+    TrainConfig c;
+    parse_release_ok(s3, "0.3.14", 0, 3, 14, &c);
+    assert_false(c.zero.contiguous_gradients);
+    assert_true(c.zero.overlap_comm);
+    assert_true(c.zero.reduce_scatter);
+    assert_int_equal(c.zero.sub_group_size, 1000000000000ull);
+    assert_int_equal(c.zero.reduce_bucket_size, 500000000);
+    assert_int_equal(c.zero.prefetch_bucket_size, 50000000);
+    assert_int_equal(c.zero.param_persistence_threshold, 100000);
+    assert_has(&c.defaults_used,
+               "zero_optimization.contiguous_gradients = false (DeepSpeed 0.3.14's default)");
+    assert_has(&c.defaults_used,
+               "zero_optimization.sub_group_size = 1000000000000 (DeepSpeed 0.3.14's default)");
+    ds_config_fini(&c);
+    parse_release_ok(s3, "0.4.3", 0, 4, 3, &c); /* CONTIGUOUS_GRADIENTS_DEFAULT = True */
+    assert_true(c.zero.contiguous_gradients);
+    assert_int_equal(c.zero.sub_group_size, 1000000000);
+    ds_config_fini(&c);
+    parse_release_ok(s3, "0.4.2", 0, 4, 2, &c);
+    assert_false(c.zero.contiguous_gradients);
+    assert_int_equal(c.zero.sub_group_size, 1000000000); /* 1e9 from v0.4.1 */
+    ds_config_fini(&c);
+    const char *s2 = "{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 2}}";
+    parse_release_ok(s2, "0.3.16", 0, 3, 16, &c);
+    assert_false(c.zero.reduce_scatter);
+    assert_false(c.zero.overlap_comm);
+    assert_has(&c.defaults_used,
+               "zero_optimization.reduce_scatter = false (DeepSpeed 0.3.16's default)");
+    assert_has(&c.not_modelled, "zero_optimization.contiguous_gradients false at stage 2 (the "
+                                "result assumes the contiguous gradient buffer of true)");
+    ds_config_fini(&c);
+    parse_release_ok(s3, "0.3.16", 0, 3, 16, &c);
+    assert_has(&c.not_modelled, "zero_optimization.reduce_scatter false at stage 3 (the result "
+                                "assumes the reduce-scatters of true)");
+    ds_config_fini(&c);
+    parse_release_ok(s2, "0.12.3", 0, 12, 3, &c);
+    assert_false(c.zero.multi_rank_bucket_allreduce);
+    ds_config_fini(&c);
+    parse_release_ok(s2, "0.12.4", 0, 12, 4, &c);
+    assert_true(c.zero.multi_rank_bucket_allreduce);
+    ds_config_fini(&c);
+    /* a key the config gives is its own whatever the release */
+    parse_release_ok("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3, "
+                     "\"contiguous_gradients\": true}}",
+                     "0.3.14", 0, 3, 14, &c);
+    assert_true(c.zero.contiguous_gradients);
+    ds_config_fini(&c);
+    /* the current release, unnamed: today's values, recorded without a release */
+    parse_ok(s3, &c);
+    assert_true(c.zero.contiguous_gradients);
+    assert_has(&c.defaults_used, "zero_optimization.contiguous_gradients = true");
+    ds_config_fini(&c);
+}
+
+
 static void test_stage3_defaults_recorded(void **state)
 {
     (void)state;
@@ -896,6 +970,7 @@ int main(void)
         cmocka_unit_test(test_shipped_configs_as_documented),
         cmocka_unit_test(test_load_unknown_name),
         cmocka_unit_test(test_every_real_config_accepted),
+        cmocka_unit_test(test_release_defaults_by_tag),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

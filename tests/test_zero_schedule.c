@@ -1083,6 +1083,89 @@ static void test_zero_schedule_list_api_fallback_all_reduces_buckets(void **stat
     graph_destroy(g);
 }
 
+/* Rank 0's held-gradient allocation before each "grad bucket" collective, in order: the
+ * ALLOC on the reduce stream two ops before it (c10d's flat tensor is the one just before);
+ * 0 where there is none. At most 8. */
+static int held_before_buckets(const Graph *g, double *held)
+{
+    const Op *ops = graph_ops(g);
+    const uint32_t want = graph_find_label(g, "grad bucket"), n = graph_n_ops(g);
+    int k = 0;
+    for (uint32_t at = 0; at < n && k < 8; at++) {
+        if (ops[at].rank != 0 || ops[at].kind != OP_COLLECTIVE || ops[at].label != want)
+            continue;
+        const Op *prev[2] = {NULL, NULL};
+        for (uint32_t i = at; i-- > 0 && prev[1] == NULL;)
+            if (ops[i].rank == 0 && ops[i].stream_kind == STREAM_REDUCE)
+                prev[prev[0] == NULL ? 0 : 1] = &ops[i];
+        held[k++] = prev[0] && prev[1] && prev[0]->kind == OP_ALLOC && prev[1]->kind == OP_ALLOC
+                        ? prev[1]->amount
+                        : 0.0;
+    }
+    return k;
+}
+
+/* Rank 0's allocations of `bytes` on `stream` (category buffers). */
+static int allocs_of(const Graph *g, StreamKind stream, double bytes)
+{
+    const Op *ops = graph_ops(g);
+    int k = 0;
+    for (uint32_t i = 0; i < graph_n_ops(g); i++)
+        k += ops[i].rank == 0 && ops[i].kind == OP_ALLOC && ops[i].stream_kind == stream &&
+             ops[i].category == MEM_BUFFERS && ops[i].amount == bytes;
+    return k;
+}
+
+/* DeepSpeed 0.3.14's stage3.py holds (zero_schedule.c grad_holds_begin): with
+ * contiguous_gradients, backward() allocates two ipg buffers of reduce_bucket_size fp16
+ * elements (overlap_comm, stage 3's default): 2 x 1,500,000 x 2 = 3,000,000 bytes each, for
+ * the whole backward; a parameter above reduce_bucket_size is reduced from its own full
+ * gradient, which previous_reduced_grads keeps until the next bucket. With reduce_bucket_size
+ * 1.5e6 the tiny Llama's tensors above it are its MLP weights (1024 x 4096 = 4,194,304) and
+ * the embedding and untied head (32000 x 1024 = 32,768,000); bf16 gradients, 2 bytes. The
+ * flushes are the head with layer 3, then layers 2, 1 and 0 (with the embedding): held
+ * 65,536,000, then 8,388,608 twice, then 65,536,000 bytes. Without contiguous_gradients there
+ * is no ipg buffer, and the last bucket's full gradients are held: max(1.5e6, largest tensor)
+ * elements, the same figures here. The current generation holds neither. */
+static void test_zero_schedule_list_api_holds_gradients(void **state)
+{
+    (void)state;
+    const char *contiguous =
+        "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+        " \"zero_optimization\": {\"stage\": 3, \"reduce_bucket_size\": 1500000}}";
+    const double expected[4] = {32768000.0 * 2, 4194304.0 * 2, 4194304.0 * 2, 32768000.0 * 2};
+    double held[8];
+    Graph *g = build_only(contiguous, 1, ZERO3_GEN_PER_PARAMETER);
+    assert_int_equal(allocs_of(g, STREAM_COMPUTE, 1500000.0 * 2), 2);
+    assert_int_equal(held_before_buckets(g, held), 4);
+    for (int i = 0; i < 4; i++)
+        assert_true(held[i] == expected[i]);
+    graph_destroy(g);
+    const char *one_buffer =
+        "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+        " \"zero_optimization\": {\"stage\": 3, \"reduce_bucket_size\": 1500000,"
+        " \"overlap_comm\": false}}";
+    g = build_only(one_buffer, 1, ZERO3_GEN_PER_PARAMETER);
+    assert_int_equal(allocs_of(g, STREAM_COMPUTE, 1500000.0 * 2), 1);
+    graph_destroy(g);
+    const char *fallback =
+        "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+        " \"zero_optimization\": {\"stage\": 3, \"reduce_bucket_size\": 1500000,"
+        " \"contiguous_gradients\": false}}";
+    g = build_only(fallback, 1, ZERO3_GEN_PER_PARAMETER);
+    assert_int_equal(allocs_of(g, STREAM_COMPUTE, 1500000.0 * 2), 0);
+    assert_int_equal(held_before_buckets(g, held), 4);
+    for (int i = 0; i < 4; i++)
+        assert_true(held[i] == expected[i]);
+    graph_destroy(g);
+    g = build_only(contiguous, 1, ZERO3_GEN_PER_SUBMODULE);
+    assert_int_equal(allocs_of(g, STREAM_COMPUTE, 1500000.0 * 2), 0);
+    assert_int_equal(held_before_buckets(g, held), 4);
+    for (int i = 0; i < 4; i++)
+        assert_true(held[i] == 0.0);
+    graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1106,6 +1189,7 @@ int main(void)
         cmocka_unit_test(test_zero_schedule_list_api_gathers_drain_the_reduce_stream),
         cmocka_unit_test(test_zero_schedule_list_api_regathers_after_recompute),
         cmocka_unit_test(test_zero_schedule_list_api_copies_persistent_parameters),
+        cmocka_unit_test(test_zero_schedule_list_api_holds_gradients),
         cmocka_unit_test(test_zero_schedule_list_api_fallback_all_reduces_buckets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

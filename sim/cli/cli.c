@@ -410,7 +410,8 @@ int cli_check_algo(const char *command, int algo, int comm_model, bool is_stepwi
                            is_stepwise ? "--stepwise" : "--comm-model ideal");
 }
 
-int cli_deepspeed_version(const char *command, const char *text, Zero3Generation *out)
+int cli_deepspeed_version(const char *command, const char *text, Zero3Generation *out,
+                          DsRelease *out_release)
 {
     const char *v = text ? text : CLI_DEEPSPEED_DEFAULT_VERSION;
     unsigned major = 0, minor = 0, patch = 0;
@@ -428,10 +429,17 @@ int cli_deepspeed_version(const char *command, const char *text, Zero3Generation
                                "--deepspeed-version: expected a release like 0.19 or 0.5.10, "
                                "got \"%s\"",
                                v);
+    /* the table of defaults (inputs/ds_config.c) starts with ZeRO-3's first release */
+    if (major == 0 && (minor < 3 || (minor == 3 && patch < 13)))
+        return cli_usage_error(command,
+                               "--deepspeed-version: expected 0.3.13 or later (the first "
+                               "release with ZeRO-3), got \"%s\"",
+                               v);
     /* ZeRO-3's PartitionedParameterCoordinator with coalesced per-submodule all-gathers and
      * event-based waits replaced per-parameter gathers and torch.cuda.synchronize() in 0.6.0 */
     *out = major > 0 || minor >= 6 ? ZERO3_GEN_PER_SUBMODULE : ZERO3_GEN_PER_PARAMETER;
-    (void)patch;
+    *out_release = (DsRelease){major, minor, patch, text != NULL, ""};
+    snprintf(out_release->name, sizeof out_release->name, "%s", v);
     return 0;
 }
 
@@ -461,10 +469,11 @@ void cli_setup_defaults(const char *seq_len, const char *recompute, const char *
 
 int cli_load_inputs(const char *model_arg, const char *config_arg, const char *platform_arg,
                     uint64_t gpus, uint64_t nodes, const TrainOverrides *overrides,
-                    ModelConfig *model, TrainConfig *train, Platform *platform, Err *err)
+                    const DsRelease *release, ModelConfig *model, TrainConfig *train,
+                    Platform *platform, Err *err)
 {
     if (model_config_load(model, model_arg, cli_data_dir(), err) ||
-        ds_config_load(train, config_arg, cli_data_dir(), err) ||
+        ds_config_load_release(train, config_arg, cli_data_dir(), NULL, release, err) ||
         ds_config_apply(train, model->hidden, overrides, err) ||
         platform_load(platform, platform_arg, cli_data_dir(), err))
         return EXIT_BAD_INPUT;
@@ -490,7 +499,7 @@ void cli_self_exe(const char *argv0, char *out, size_t out_size)
 int cli_remedy_config(void *ctx, const RemedyVariant *v, TrainConfig *out, Err *err)
 {
     const CliRemedyContext *c = ctx;
-    if (ds_config_load_shape(out, c->config_path, cli_data_dir(), &v->shape, err))
+    if (ds_config_load_release(out, c->config_path, cli_data_dir(), &v->shape, c->release, err))
         return -1;
     TrainOverrides o = c->overrides;
     o.micro_batch = v->micro_batch;

@@ -120,16 +120,21 @@ int cli_choice(const char *command, const char *option, const Choices *choices, 
 #define CLI_DEEPSPEED_DEFAULT_VERSION "0.19"
 #define CLI_HELP_RUN_OPTIONS                                                                       \
     "  --deepspeed-version V\n"                                                                    \
-    "                   the DeepSpeed release whose ZeRO-3 to simulate "                           \
-    "(default " CLI_DEEPSPEED_DEFAULT_VERSION "):\n"                                               \
-    "                   0.6 and later fetch each submodule's parameters in one all-gather,\n"      \
-    "                   prefetched in the order the first step recorded; earlier releases\n"       \
-    "                   gathered one parameter at a time and synchronised the GPU before\n"        \
-    "                   each module (docs/SCHEDULES.md)\n"
+    "                   the DeepSpeed release to simulate (default "                               \
+    CLI_DEEPSPEED_DEFAULT_VERSION ", 0.3.13 or later):\n"                                          \
+    "                   its defaults apply to the config's absent keys (before 0.4.3\n"            \
+    "                   contiguous_gradients is false) and its ZeRO-3 runs: 0.6 and later\n"       \
+    "                   fetch each submodule's parameters in one all-gather, prefetched in\n"      \
+    "                   the order the first step recorded; earlier releases gathered one\n"        \
+    "                   parameter at a time and synchronised the GPU before each module\n"         \
+    "                   (docs/SCHEDULES.md)\n"
 
-/* --deepspeed-version V ("MAJOR.MINOR" or "MAJOR.MINOR.PATCH"; NULL: the default release) into
- * *out. 0, or EXIT_BAD_USAGE with the message printed. */
-int cli_deepspeed_version(const char *command, const char *text, Zero3Generation *out);
+/* --deepspeed-version V ("MAJOR.MINOR" or "MAJOR.MINOR.PATCH", 0.3.13 or later; NULL: the
+ * default release) into its ZeRO-3 generation *out and *out_release, the release whose
+ * defaults the config's absent keys get (is_named false when NULL). 0, or EXIT_BAD_USAGE with
+ * the message printed. */
+int cli_deepspeed_version(const char *command, const char *text, Zero3Generation *out,
+                          DsRelease *out_release);
 
 /* --algo against --comm-model: NVLS and NVLSTree are NCCL's algorithms, timed by its cost
  * model only, so the ideal model (and --stepwise, which checks it) refuses them rather than
@@ -197,12 +202,14 @@ extern bool cli_is_quiet;
 
 /* Loads the model, the DeepSpeed config and the platform named on the command line, fills the
  * config's "auto" values and applies the command line's batch and precision (overrides may be
- * NULL), resizes the platform and prints the warnings about them (keys not modelled, unknown
+ * NULL; release NULL: the current DeepSpeed's defaults for absent keys), resizes the platform
+ * and prints the warnings about them (keys not modelled, unknown
  * keys, bf16 without bf16). Returns 0, EXIT_BAD_INPUT (a file) or EXIT_BAD_USAGE (sizes that do
  * not fit the platform), with err set. The caller finalises model and train in every case. */
 int cli_load_inputs(const char *model_arg, const char *config_arg, const char *platform_arg,
                     uint64_t gpus, uint64_t nodes, const TrainOverrides *overrides,
-                    ModelConfig *model, TrainConfig *train, Platform *platform, Err *err);
+                    const DsRelease *release, ModelConfig *model, TrainConfig *train,
+                    Platform *platform, Err *err);
 
 /* What cli_remedy_config needs to rebuild the user's config in another shape. */
 typedef struct CliRemedyContext {
@@ -210,6 +217,7 @@ typedef struct CliRemedyContext {
     uint64_t hidden;          /* the model's, for HF's "auto" fills */
     TrainOverrides overrides; /* the command line's */
     uint64_t global_batch;    /* kept by every variant */
+    const DsRelease *release; /* whose defaults absent keys get (NULL: the current release) */
 } CliRemedyContext;
 
 /* A RemedyConfigFn (model/remedy.h): re-reads the user's ds_config with the variant's stage

@@ -115,7 +115,7 @@ int cmd_estimate(int argc, char **argv)
     if ((exit_code = cli_check_output(json, "the JSON report", &err)) != 0)
         goto done;
     exit_code = cli_load_inputs(o[OPT_MODEL].value, o[OPT_CONFIG].value, o[OPT_PLATFORM].value,
-                                gpus, nodes, &overrides, &model, &train, &platform, &err);
+                                gpus, nodes, &overrides, NULL, &model, &train, &platform, &err);
     if (exit_code)
         goto done;
     exit_code = cli_module_loading(cmd, o[OPT_MODULE_LOADING].value, &platform, &setup_defaults,
@@ -134,7 +134,7 @@ int cmd_estimate(int argc, char **argv)
     if (estimate_build(&model, &train, &platform, &opts, &est, &err))
         goto done;
     Remedy remedy;
-    CliRemedyContext ctx = {train.file, model.hidden, overrides, est.setup.global_batch};
+    CliRemedyContext ctx = {train.file, model.hidden, overrides, est.setup.global_batch, NULL};
     if (!est.fits && remedy_find(&model, &train, &platform, &opts, &est, 0, cli_remedy_config,
                                  &ctx, &remedy, &err))
         goto done;

@@ -175,6 +175,7 @@ typedef struct RunArgs {
     uint64_t gpus, nodes, steps;
     EstimateOptions est_opts;
     TrainOverrides overrides;
+    DsRelease release; /* --deepspeed-version: whose defaults absent keys get */
     ScheduleOptions sched;
     EngineOptions eng;
     int fsdp, prefetch, mode;
@@ -269,7 +270,8 @@ static int parse_args(int argc, char **argv, RunArgs *a)
         cli_choice(cmd, "--comm-model", &choices_comm_model, false, o[OPT_COMM_MODEL].value,
                    &comm_model) ||
         cli_check_algo(cmd, algo, comm_model, false) ||
-        cli_deepspeed_version(cmd, o[OPT_DS_VERSION].value, &a->sched.zero3_generation) ||
+        cli_deepspeed_version(cmd, o[OPT_DS_VERSION].value, &a->sched.zero3_generation,
+                              &a->release) ||
         cli_job_options(cmd, o[OPT_RING_ORDER].value, o[OPT_STRAGGLER].value, &a->job))
         return EXIT_BAD_USAGE;
     if (o[OPT_FSDP_VERSION].value != NULL && a->fsdp == FSDP_NONE)
@@ -385,7 +387,8 @@ int cmd_run(int argc, char **argv)
         cli_check_output(a.html, "the HTML report", &err))
         goto done;
     exit_code = cli_load_inputs(o[OPT_MODEL].value, o[OPT_CONFIG].value, o[OPT_PLATFORM].value,
-                                a.gpus, a.nodes, &a.overrides, &model, &train, &platform, &err);
+                                a.gpus, a.nodes, &a.overrides, &a.release, &model, &train,
+                                &platform, &err);
     if (exit_code)
         goto done;
     exit_code = EXIT_BAD_INPUT;
@@ -483,7 +486,8 @@ int cmd_run(int argc, char **argv)
          * analytic peak in this run (fragmentation, segment rounding) */
         const MemAccount *g = memory_max_peak(result.memory, MEM_GPU, &peak_rank);
         const double above = memory_gpu_device_peak_bytes(g) - (double)est.gpu_device_peak;
-        CliRemedyContext ctx = {train.file, model.hidden, a.overrides, est.setup.global_batch};
+        CliRemedyContext ctx = {train.file, model.hidden, a.overrides, est.setup.global_batch,
+                                &a.release};
         if (remedy_find(&model, &train, &platform, &a.est_opts, &est,
                         above > 0 ? (uint64_t)above : 0,
                         a.fsdp == FSDP_NONE ? cli_remedy_config : NULL, &ctx, &remedy, &err))

@@ -7,7 +7,9 @@
  * stage3_max_reuse_distance 1e9, stage3_param_persistence_threshold 1e5, sub_group_size 1e9,
  * overlap_comm true for stage 3 and false otherwise, contiguous_gradients and reduce_scatter
  * true; offload_param buffer_count 5, buffer_size 1e8, max_in_cpu 1e9; offload_optimizer
- * buffer_count 4. Each default applied is recorded so the report can print it.
+ * buffer_count 4. Each default applied is recorded so the report can print it. Older
+ * releases differ in four of the keys zerosim reads (ds_defaults, below; a named
+ * --deepspeed-version selects its row and the report says whose default each is).
  *
  * "auto" (HF Trainer, accelerate): before anything is read, the batch keys, fp16/bf16.enabled
  * and the three hidden-size-based ZeRO keys that the HF integration fills are noted in
@@ -95,10 +97,59 @@ static const struct {
 #define BIG (UINT64_MAX / 2)
 #define BATCH_MAX (1ull << 31) /* per key and for the resolved global batch */
 
+/* DeepSpeed's defaults of the zero_optimization keys zerosim reads that changed between
+ * releases, read at each release tag from v0.3.13 (the first with ZeRO-3) to v0.19.5 in
+ * deepspeed/runtime/zero/constants.py (ZERO_OPTIMIZATION_*_DEFAULT and ZERO3_* as config.py
+ * picks them by stage) and, from v0.7.0, config.py's DeepSpeedZeroConfig fields; each row holds
+ * from its release to the next row's. At every tag: overlap_comm true for stage 3 and false
+ * otherwise (ZERO3_OPTIMIZATION_OVERLAP_COMM_DEFAULT; overlap_comm_valid), reduce_bucket_size
+ * and allgather_bucket_size 5e8, stage3_prefetch_bucket_size 5e7, stage3_max_live_parameters
+ * and stage3_max_reuse_distance 1e9, stage3_param_persistence_threshold 1e5. */
+typedef struct DsDefaults {
+    unsigned since[3];         /* the first release of the row */
+    bool contiguous_gradients; /* stages 1-3 alike */
+    bool reduce_scatter;
+    bool multi_rank_bucket_allreduce; /* the key did not exist before 0.12.4: each bucket's
+                                         slices were reduced to their owners (dist.reduce),
+                                         what false does today */
+    uint64_t sub_group_size;
+} DsDefaults;
+
+static const DsDefaults ds_defaults[] = {
+    {{0, 3, 13}, false, true, false, 1000000000000ull}, /* v0.3.13 constants.py */
+    {{0, 3, 16}, false, false, false, 1000000000000ull}, /* REDUCE_SCATTER_DEFAULT = False */
+    {{0, 4, 0}, false, true, false, 1000000000000ull},   /* restored by PR #1058 */
+    {{0, 4, 1}, false, true, false, 1000000000ull},      /* SUB_GROUP_SIZE_DEFAULT = 1e9 */
+    {{0, 4, 3}, true, true, false, 1000000000ull},       /* CONTIGUOUS_GRADIENTS true */
+    {{0, 12, 4}, true, true, true, 1000000000ull}, /* use_multi_rank_bucket_allreduce, #4695 */
+};
+#define N_DS_DEFAULTS (sizeof ds_defaults / sizeof ds_defaults[0])
+
+static bool release_before(const DsRelease *r, const unsigned v[3])
+{
+    if (r->major != v[0])
+        return r->major < v[0];
+    if (r->minor != v[1])
+        return r->minor < v[1];
+    return r->patch < v[2];
+}
+
+/* The row of `release` (NULL: the current release, the last row). */
+static const DsDefaults *defaults_of(const DsRelease *release)
+{
+    size_t i = N_DS_DEFAULTS - 1;
+    if (release != NULL)
+        while (i > 0 && release_before(release, ds_defaults[i].since))
+            i--;
+    return &ds_defaults[i];
+}
+
 typedef struct Reader {
     TrainConfig *cfg;
     const char *file;
     Err *err;
+    const DsDefaults *defaults;
+    char whose[48]; /* " (DeepSpeed V's default)", or "" for the current release unnamed */
 } Reader;
 
 static bool is_auto(const cJSON *v)
@@ -247,8 +298,9 @@ static int u64_or(Reader *r, const cJSON *obj, JsonAt at, const char *key, uint6
     if (rc == 0) {
         char path[128];
         *out = fallback;
-        strlist_addf(&r->cfg->defaults_used, "%s = %llu",
-                     jsonfile_key_path(at, key, path, sizeof path), (unsigned long long)fallback);
+        strlist_addf(&r->cfg->defaults_used, "%s = %llu%s",
+                     jsonfile_key_path(at, key, path, sizeof path), (unsigned long long)fallback,
+                     r->whose);
     }
     return 0;
 }
@@ -262,8 +314,9 @@ static int bool_or(Reader *r, const cJSON *obj, JsonAt at, const char *key, bool
     if (rc == 0) {
         char path[128];
         *out = fallback;
-        strlist_addf(&r->cfg->defaults_used, "%s = %s",
-                     jsonfile_key_path(at, key, path, sizeof path), fallback ? "true" : "false");
+        strlist_addf(&r->cfg->defaults_used, "%s = %s%s",
+                     jsonfile_key_path(at, key, path, sizeof path), fallback ? "true" : "false",
+                     r->whose);
     }
     return 0;
 }
@@ -491,14 +544,17 @@ static int read_zero(Reader *r, const cJSON *root)
     if (rc == 0)
         rc =
             bool_or(r, zero, at, "overlap_comm", z->stage == 3, &z->overlap_comm) ||
-            bool_or(r, zero, at, "contiguous_gradients", true, &z->contiguous_gradients) ||
-            bool_or(r, zero, at, "reduce_scatter", true, &z->reduce_scatter) ||
+            bool_or(r, zero, at, "contiguous_gradients", r->defaults->contiguous_gradients,
+                    &z->contiguous_gradients) ||
+            bool_or(r, zero, at, "reduce_scatter", r->defaults->reduce_scatter,
+                    &z->reduce_scatter) ||
 
             /* DeepSpeedZeroConfig: reduce_bucket_size and allgather_bucket_size ge=0 (0: every
              * gradient is its own bucket) */
             u64_or(r, zero, at, "reduce_bucket_size", 0, 500000000, &z->reduce_bucket_size) ||
             u64_or(r, zero, at, "allgather_bucket_size", 0, 500000000, &z->allgather_bucket_size) ||
-            u64_or(r, zero, at, "sub_group_size", 0, 1000000000, &z->sub_group_size);
+            u64_or(r, zero, at, "sub_group_size", 0, r->defaults->sub_group_size,
+                   &z->sub_group_size);
     /* 0 is valid (DeepSpeedZeroConfig ge=0): stage 3 then makes every parameter tensor its
      * own sub-group (stage3.py _create_fp16_sub_groups); ds_config_apply sizes it. */
     if (rc == 0 && z->sub_group_size == 0) {
@@ -509,8 +565,20 @@ static int read_zero(Reader *r, const cJSON *root)
      * average_tensor -> allreduce_and_scatter). */
     z->multi_rank_bucket_allreduce = true;
     if (rc == 0 && (z->stage == 1 || z->stage == 2))
-        rc = bool_or(r, zero, at, "use_multi_rank_bucket_allreduce", true,
-                     &z->multi_rank_bucket_allreduce);
+        rc = bool_or(r, zero, at, "use_multi_rank_bucket_allreduce",
+                     r->defaults->multi_rank_bucket_allreduce, &z->multi_rank_bucket_allreduce);
+    /* stage 3 without reduce_scatter all-reduces each gradient (stage3.py average_tensor ->
+     * gradient_reduction_w_predivide, v0.3.14); zerosim's stage 3 reduce-scatters */
+    if (rc == 0 && z->stage == 3 && !z->reduce_scatter)
+        strlist_addf(&r->cfg->not_modelled,
+                     "zero_optimization.reduce_scatter false at stage 3 (the result assumes "
+                     "the reduce-scatters of true)");
+    /* stages 1-2 are modelled with the contiguous gradient buffer (stage_1_and_2.py ipg) */
+    if (rc == 0 && (z->stage == 1 || z->stage == 2) && !z->contiguous_gradients)
+        strlist_addf(&r->cfg->not_modelled,
+                     "zero_optimization.contiguous_gradients false at stage %d (the result "
+                     "assumes the contiguous gradient buffer of true)",
+                     z->stage);
     if (rc == 0 && z->stage == 3)
         rc = aliased_u64(r, zero, at, "stage3_prefetch_bucket_size", "prefetch_bucket_size",
                          50000000, &z->prefetch_bucket_size) ||
@@ -690,6 +758,12 @@ int ds_config_parse(TrainConfig *out, const char *file, const char *text, size_t
 int ds_config_parse_shape(TrainConfig *out, const char *file, const char *text, size_t n_bytes,
                           const DsShape *shape, Err *err)
 {
+    return ds_config_parse_release(out, file, text, n_bytes, shape, NULL, err);
+}
+
+int ds_config_parse_release(TrainConfig *out, const char *file, const char *text, size_t n_bytes,
+                            const DsShape *shape, const DsRelease *release, Err *err)
+{
     memset(out, 0, sizeof *out);
     strlist_init(&out->not_modelled);
     strlist_init(&out->unknown_keys);
@@ -702,7 +776,9 @@ int ds_config_parse_shape(TrainConfig *out, const char *file, const char *text, 
         cJSON_Delete(root);
         return err_set(err, "%s: out of memory", file);
     }
-    Reader r = {out, file, err};
+    Reader r = {out, file, err, defaults_of(release), ""};
+    if (release != NULL && release->is_named)
+        snprintf(r.whose, sizeof r.whose, " (DeepSpeed %s's default)", release->name);
     JsonAt at = {file, ""};
     take_all_autos(&r, root);
     bool fp16 = false, bf16 = false;
@@ -746,6 +822,12 @@ int ds_config_load(TrainConfig *out, const char *name_or_path, const char *data_
 int ds_config_load_shape(TrainConfig *out, const char *name_or_path, const char *data_dir,
                          const DsShape *shape, Err *err)
 {
+    return ds_config_load_release(out, name_or_path, data_dir, shape, NULL, err);
+}
+
+int ds_config_load_release(TrainConfig *out, const char *name_or_path, const char *data_dir,
+                           const DsShape *shape, const DsRelease *release, Err *err)
+{
     char path[1024];
     size_t n = 0;
     memset(out, 0, sizeof *out);
@@ -753,7 +835,7 @@ int ds_config_load_shape(TrainConfig *out, const char *name_or_path, const char 
                               sizeof path, &n, err);
     if (text == NULL)
         return -1;
-    int rc = ds_config_parse_shape(out, path, text, n, shape, err);
+    int rc = ds_config_parse_release(out, path, text, n, shape, release, err);
     free(text);
     return rc;
 }

@@ -108,6 +108,16 @@ typedef struct BatchPlan {
     uint64_t grad_accum;   /* micro-batches per optimizer step */
 } BatchPlan;
 
+/* A DeepSpeed release (--deepspeed-version): its defaults apply to the keys a config leaves
+ * out (ds_config.c, ds_defaults: the zero_optimization defaults at each release tag from
+ * v0.3.13, the first with ZeRO-3). is_named false: the current release, whose defaults are
+ * recorded without naming it. */
+typedef struct DsRelease {
+    unsigned major, minor, patch;
+    bool is_named;
+    char name[24]; /* as the user wrote it ("0.3.14") */
+} DsRelease;
+
 /* Parses ds_config text; `file` names it in messages. */
 int ds_config_parse(TrainConfig *out, const char *file, const char *text, size_t n_bytes, Err *err);
 
@@ -131,6 +141,14 @@ int ds_config_parse_shape(TrainConfig *out, const char *file, const char *text, 
                           const DsShape *shape, Err *err);
 int ds_config_load_shape(TrainConfig *out, const char *name_or_path, const char *data_dir,
                          const DsShape *shape, Err *err);
+
+/* ds_config_parse_shape and ds_config_load_shape with the defaults of `release` (NULL: the
+ * current release's) for absent keys; each default applied is recorded as "key = value
+ * (DeepSpeed V's default)" when the release is named. */
+int ds_config_parse_release(TrainConfig *out, const char *file, const char *text, size_t n_bytes,
+                            const DsShape *shape, const DsRelease *release, Err *err);
+int ds_config_load_release(TrainConfig *out, const char *name_or_path, const char *data_dir,
+                           const DsShape *shape, const DsRelease *release, Err *err);
 
 /* Fills the config's "auto" values and applies the command line, as HF Trainer's DeepSpeed
  * integration does (transformers integrations/deepspeed.py, HfTrainerDeepSpeedConfig

@@ -75,6 +75,16 @@ typedef struct Builder {
     bool is_grad_fallback;    /* ... with contiguous_gradients off: each gradient bucket
                                  flattened and all-reduced whole (buffered_reduce_fallback) */
     uint32_t *flat_buffers;   /* per rank: c10d's flat tensor of the list call in flight */
+    /* DeepSpeed ZeRO-3 before 0.6, the gradients its stage3.py holds (zero_schedule.c
+     * grad_holds_*): */
+    uint32_t *ipg_buffers;    /* per rank, 2 slots: backward()'s ipg_buffer (contiguous) */
+    uint32_t n_ipg;           /* ... how many are allocated (1, or 2 with overlap_comm) */
+    uint32_t *held_grads;     /* per rank: the full gradients of the last reduced bucket,
+                                 kept in previous_reduced_grads until the next reduction */
+    bool has_held;            /* held_grads is allocated */
+    double bucket_large;      /* largest tensor in the bucket above reduce_bucket_size
+                                 (elements; 0 if none): reduced from its own param.grad */
+    double bucket_max_tensor; /* largest tensor in the bucket (elements) */
     OpId *ops;                /* one op per rank from the last collective_set() */
     OpId *scratch;            /* graph_collective's output, in group order */
     OpId *last_compute;       /* per rank: last op on the compute stream, or GRAPH_NO_OP */

@@ -233,6 +233,91 @@ static CollectiveKind bucket_kind(const Builder *b)
                                                                       : COLL_ALL_REDUCE;
 }
 
+/* What DeepSpeed before 0.6 holds of the gradients (stage3.py at v0.3.14), in the
+ * per-parameter generation only (b->is_list_api):
+ *  - with contiguous_gradients, backward() allocates ipg_buffer, reduce_bucket_size fp16
+ *    elements (torch.half), two of them with overlap_comm, before the loss's backward; the
+ *    gradients of parameters up to reduce_bucket_size are copied into it
+ *    (reduce_independent_p_g_buckets_and_remove_grads) and reduced from it; the epilogue
+ *    (independent_gradient_partition_epilogue -> _release_ipg_buffers) frees it after the last
+ *    bucket;
+ *  - a parameter above reduce_bucket_size (extra_large_param_to_reduce) is reduced from its
+ *    own full param.grad, and without contiguous_gradients every gradient is
+ *    (buffered_reduce_fallback); reduce_ipg_grads then keeps the bucket's parameters in
+ *    previous_reduced_grads, whose full gradients the next reduce_ipg_grads'
+ *    partition_previous_reduced_grads (param.partition_gradients) frees after
+ *    reduction_stream.synchronize(): the last reduced bucket's full gradients live past its
+ *    reduction, until the next bucket's or the epilogue's.
+ * At layer granularity a flush stands for several of DeepSpeed's buckets; what outlives it is
+ * the last of them: with contiguous_gradients its largest parameter above reduce_bucket_size
+ * (a layer-level bound: the one reduced last is held, the largest is counted), without it up
+ * to one bucket of reduce_bucket_size elements, or the largest parameter when bigger, within
+ * the gradients flushed. The computing module's own gradient is the gather walk's
+ * (live_bytes). */
+static void grad_holds_begin(Builder *b)
+{
+    b->n_ipg = 0;
+    b->has_held = false;
+    b->bucket_large = b->bucket_max_tensor = 0;
+    if (!b->is_list_api || b->is_grad_fallback)
+        return;
+    b->n_ipg = b->z->overlap_comm ? 2u : 1u;
+    const double bytes = (double)b->z->reduce_bucket_size * 2.0; /* torch.half */
+    for (uint32_t k = 0; k < b->n_ipg && bytes > 0; k++)
+        for (uint32_t r = 0; r < b->n_ranks; r++)
+            graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, MEM_BUFFERS, bytes,
+                        &b->ipg_buffers[(size_t)r * 2 + k]);
+    if (bytes <= 0)
+        b->n_ipg = 0;
+}
+
+/* The flush of `elems` gradients: the previous bucket's held gradients freed (its
+ * partition_previous_reduced_grads, behind the reduce stream), this one's held. */
+static void grad_holds_swap(Builder *b, double elems)
+{
+    if (!b->is_list_api)
+        return;
+    if (b->has_held)
+        for (uint32_t r = 0; r < b->n_ranks; r++) {
+            OpId f = graph_free(b->g, r, STREAM_REDUCE, b->held_grads[r]);
+            builder_depend(b, b->last_compute[r], f);
+        }
+    b->has_held = false;
+    double held = b->bucket_large;
+    if (b->is_grad_fallback) {
+        const double limit = (double)b->z->reduce_bucket_size;
+        held = b->bucket_max_tensor > limit ? b->bucket_max_tensor : limit;
+        if (held > elems)
+            held = elems;
+    }
+    if (held <= 0)
+        return;
+    for (uint32_t r = 0; r < b->n_ranks; r++) {
+        OpId a = graph_alloc(b->g, r, STREAM_REDUCE, MEM_GPU, MEM_BUFFERS,
+                             held * b->mem.grad_bytes, &b->held_grads[r]);
+        builder_depend(b, b->last_compute[r], a);
+    }
+    b->has_held = true;
+}
+
+/* The epilogue, after the micro-batch's last bucket: the held gradients partitioned and the
+ * ipg buffers released, behind the reduce stream. */
+static void grad_holds_end(Builder *b)
+{
+    for (uint32_t r = 0; r < b->n_ranks; r++) {
+        for (uint32_t k = 0; k < b->n_ipg; k++) {
+            OpId f = graph_free(b->g, r, STREAM_REDUCE, b->ipg_buffers[(size_t)r * 2 + k]);
+            builder_depend(b, b->last_compute[r], f);
+        }
+        if (b->has_held) {
+            OpId f = graph_free(b->g, r, STREAM_REDUCE, b->held_grads[r]);
+            builder_depend(b, b->last_compute[r], f);
+        }
+    }
+    b->n_ipg = 0;
+    b->has_held = false;
+}
+
 /* Reduces the gradients gathered so far in one bucket, after each rank's last compute op.
  * With overlap the reduce stream runs it while compute goes on, at most two buckets in
  * flight (DeepSpeed's two alternating buffers); without, compute waits for it. */
@@ -251,9 +336,14 @@ static void flush_bucket(Builder *b, bool is_overlapped)
     }
     const GroupSet *set = b->z->stage == 3 ? &b->shards : &b->world;
     /* A layer's gradients go out module by module: the bucket buffer holds reduce_bucket_size
-     * elements, or the largest module when that is bigger. */
+     * elements, or the largest module when that is bigger. DeepSpeed before 0.6 with
+     * contiguous_gradients reduces from backward()'s ipg buffers instead (grad_holds_begin),
+     * and holds the bucket's full gradients until the next reduction (grad_holds_swap). */
     double largest = (double)b->params.largest_module, limit = (double)b->z->reduce_bucket_size;
     double buffer = (limit > largest ? limit : largest) * b->mem.grad_comm_bytes;
+    if (b->is_list_api && !b->is_grad_fallback)
+        buffer = 0.0;
+    grad_holds_swap(b, elems);
     /* the NCCL calls DeepSpeed made for these gradients (param_bucket), the last partial one
      * included */
     uint32_t n_calls = b->bucket_calls + (b->bucket_fill > 0 ? 1u : 0u);
@@ -261,6 +351,7 @@ static void flush_bucket(Builder *b, bool is_overlapped)
     b->bucket_fill = 0;
     collective_all(b, set, bucket_kind(b), STREAM_REDUCE, bytes, n_calls, b->last_compute,
                    MEM_BUFFERS, bytes < buffer ? bytes : buffer, graph_label(b->g, "grad bucket"));
+    b->bucket_large = b->bucket_max_tensor = 0;
     b->bucket_tensors = 0;
     if (b->z->stage == 3 && b->replicas.n_groups > 0) /* the shard, across the replicas */
         collective_all(b, &b->replicas, COLL_ALL_REDUCE, STREAM_REDUCE, bytes / b->n_shard, 1, NULL,
@@ -304,6 +395,10 @@ static void param_bucket(Builder *b, double elems)
     if (elems <= 0)
         return;
     b->bucket_tensors++;
+    if (elems > b->bucket_max_tensor)
+        b->bucket_max_tensor = elems;
+    if (elems > (double)b->z->reduce_bucket_size && elems > b->bucket_large)
+        b->bucket_large = elems;
     if (b->is_list_api && !b->is_grad_fallback) { /* before 0.6: one reduce-scatter per
                                                      parameter (contiguous_gradients) */
         b->bucket_calls++;
@@ -781,6 +876,8 @@ static void micro_batch(Builder *b, bool is_boundary)
                 if (m.ready[r] != GRAPH_NO_OP)
                     b->wait_gather[r] = m.ready[r];
         }
+        if (k == L && m.reduces_now)
+            grad_holds_begin(b); /* backward() */
         if (is_fwd)
             forward_layer(b, &m, u);
         else
@@ -794,6 +891,8 @@ static void micro_batch(Builder *b, bool is_boundary)
         memcpy(m.hist[1], b->last_compute, n * sizeof *m.hist[1]);
     }
     reduce_after_backward(b, &m);
+    if (m.reduces_now)
+        grad_holds_end(b);
     micro_batch_fini(&m);
 }
 
@@ -1290,12 +1389,13 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
     OpId **arrays[] = {
         &b.ops,          &b.scratch,      &b.wait_copy,   &b.last_d2h,    &b.pending_update,
         &b.older_update, &b.last_compute, &b.wait_gather, &b.wait_bucket, &b.last_reduce,
-        &b.last_gather,  &b.bucket_prev,  &b.bucket_last, &b.flat_buffers};
+        &b.last_gather,  &b.bucket_prev,  &b.bucket_last, &b.flat_buffers, &b.held_grads};
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
         *arrays[k] = xmalloc(n * sizeof **arrays[k]);
         for (uint32_t r = 0; r < n; r++)
             (*arrays[k])[r] = GRAPH_NO_OP;
     }
+    b.ipg_buffers = xmalloc((size_t)n * 2 * sizeof *b.ipg_buffers);
     uint32_t *states = xmalloc((size_t)n * 4 * sizeof *states);
     uint32_t *host_states = xmalloc((size_t)n * 7 * sizeof *host_states);
     model_states(&b, states, true);
@@ -1313,6 +1413,7 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
     offload_model_states(&b, host_states, false);
     free(states);
     free(host_states);
+    free(b.ipg_buffers);
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++)
         free(*arrays[k]);
     free(b.unit_params);
