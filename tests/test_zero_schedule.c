@@ -993,9 +993,12 @@ static void test_zero_schedule_list_api_regathers_after_recompute(void **state)
     const uint32_t recompute = op_of(g, "recompute L1", OP_COMPUTE);
     const uint32_t backward = op_of(g, "bwd L1", OP_COMPUTE);
     assert_true(recompute < regather && regather < backward);
-    /* c10d's flat tensor is allocated once the recomputation is done; the backward waits */
+    /* c10d's flat tensor, of the largest re-gathered tensor (the 1024 x 4096 gate
+     * projection, 8,388,608 bytes: one call at a time), is allocated once the recomputation
+     * is done; the backward waits */
     const uint32_t flat = stream_prev(g, regather);
     assert_int_equal(graph_ops(g)[flat].kind, OP_ALLOC);
+    assert_true(graph_ops(g)[flat].amount == 1024.0 * 4096 * 2);
     assert_true(waits_for(g, recompute, flat));
     assert_true(waits_for(g, regather, backward));
     graph_destroy(g);

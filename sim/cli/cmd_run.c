@@ -319,9 +319,9 @@ static void record_defaults(const RunArgs *a, const ModelConfig *model, const Tr
     if (o[OPT_HEADROOM].value == NULL)
         strlist_addf(defaults, "--headroom %.2f (of GPU memory kept free)",
                      ESTIMATE_DEFAULT_HEADROOM_FRACTION);
-    if (platform->cpu.param_host_s == 0.0 && (train->zero.stage == 3 || a->fsdp != FSDP_NONE))
-        strlist_addf(defaults, "framework host work per parameter not counted (platform %s has "
-                               "no cpu.param_host_s)",
+    if (platform->cpu.param_host_s == 0.0 && zero_schedule_has_host_hooks(&train->zero, &a->sched))
+        strlist_addf(defaults, "framework host work per parameter not counted (platform %s: "
+                               "cpu.param_host_s absent or 0)",
                      platform->name);
     if (o[OPT_DS_VERSION].value == NULL && train->zero.stage == 3 && a->fsdp == FSDP_NONE &&
         a->sched.variant == SCHEDULE_DEEPSPEED)

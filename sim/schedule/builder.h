@@ -66,6 +66,7 @@ typedef struct Builder {
                                     parameters its recomputed forward releases, gathered
                                     again for its backward (fetch_plan) */
     uint32_t regather_calls;     /* ... their tensors, one all-gather each */
+    double regather_largest;     /* ... the largest of those tensors (elements) */
     double live_peak_bytes[2];   /* DeepSpeed ZeRO-3: a layer's gathered parameters alive at
                                     once (model/zero3_walk.h), with the computing module's
                                     gradients in backward; 0 where the unit is held whole */

@@ -184,9 +184,25 @@ static void list_flat_release(Builder *b, StreamKind stream)
 /* A collective over a group set on `stream` standing for n_calls NCCL calls, each rank's op
  * after `after[r]` (may be NULL), with a buffer of `buffer_bytes` (0: none) allocated on the
  * stream around it. Leaves the ops in b->ops. */
+static void collective_all_flat(Builder *b, const GroupSet *set, CollectiveKind kind,
+                                StreamKind stream, double bytes, uint32_t n_calls,
+                                const OpId *after, MemCategory category, double buffer_bytes,
+                                uint32_t label, double largest_elems);
+
 static void collective_all(Builder *b, const GroupSet *set, CollectiveKind kind, StreamKind stream,
                            double bytes, uint32_t n_calls, const OpId *after, MemCategory category,
                            double buffer_bytes, uint32_t label)
+{
+    collective_all_flat(b, set, kind, stream, bytes, n_calls, after, category, buffer_bytes,
+                        label, largest_tensor_any(b));
+}
+
+/* collective_all whose calls' largest tensor (c10d's flat tensor under the list API) is
+ * largest_elems. */
+static void collective_all_flat(Builder *b, const GroupSet *set, CollectiveKind kind,
+                                StreamKind stream, double bytes, uint32_t n_calls,
+                                const OpId *after, MemCategory category, double buffer_bytes,
+                                uint32_t label, double largest_elems)
 {
     uint32_t *buffers = NULL;
     if (buffer_bytes > 0) {
@@ -199,7 +215,7 @@ static void collective_all(Builder *b, const GroupSet *set, CollectiveKind kind,
     }
     const bool has_flat =
         set == &b->shards && (kind == COLL_ALL_GATHER || kind == COLL_REDUCE_SCATTER) &&
-        list_flat_alloc(b, stream, largest_tensor_any(b),
+        list_flat_alloc(b, stream, largest_elems,
                         kind == COLL_REDUCE_SCATTER ? b->mem.grad_comm_bytes : b->mem.param_bytes,
                         bytes, after);
     collective_set(b, set, kind, stream, bytes, n_calls, label);
@@ -737,16 +753,14 @@ static void regather_after_recompute(Builder *b, uint32_t u)
 {
     char label[48];
     snprintf(label, sizeof label, "regather bwd L%u", u);
-    OpId *drained = xmalloc(b->n_ranks * sizeof *drained);
-    memcpy(drained, b->last_reduce, b->n_ranks * sizeof *drained);
-    collective_all(b, &b->shards, COLL_ALL_GATHER, STREAM_GATHER,
-                   b->regather_elems * b->mem.param_bytes, b->regather_calls, b->last_compute,
-                   MEM_BUFFERS, 0, graph_label(b->g, label));
-    for (uint32_t r = 0; r < b->n_ranks; r++) {
-        builder_depend(b, drained[r], b->ops[r]);
+    collective_all_flat(b, &b->shards, COLL_ALL_GATHER, STREAM_GATHER,
+                        b->regather_elems * b->mem.param_bytes, b->regather_calls,
+                        b->last_compute, MEM_BUFFERS, 0, graph_label(b->g, label),
+                        b->regather_largest);
+    for (uint32_t r = 0; r < b->n_ranks; r++) { /* a gather leaves the reduce stream as it was */
+        builder_depend(b, b->last_reduce[r], b->ops[r]);
         b->wait_gather[r] = b->ops[r];
     }
-    free(drained);
 }
 
 /* Layer u's backward: the checkpoint back from the host, the recomputation, the backward
@@ -1156,6 +1170,7 @@ static void regather_plan(Builder *b)
 {
     b->regather_elems = 0.0;
     b->regather_calls = 0;
+    b->regather_largest = 0.0;
     if (!b->is_list_api || b->setup->recompute != RECOMPUTE_FULL || b->params.n_experts > 0)
         return;
     const ModelParams *p = &b->params;
@@ -1167,6 +1182,9 @@ static void regather_plan(Builder *b)
             b->regather_elems += (double)(m->weight > t ? m->weight : 0) +
                                  (double)(m->bias > t ? m->bias : 0);
             b->regather_calls += (m->weight > t) + (m->bias > t);
+            const double largest = (double)(m->weight > m->bias ? m->weight : m->bias);
+            if (largest > t && largest > b->regather_largest)
+                b->regather_largest = largest;
         }
         after += (double)(m->weight + m->bias);
     }
@@ -1358,12 +1376,11 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
     /* the framework's host work per pass (cost.h CostHost): DeepSpeed ZeRO-3's coordinator,
      * FSDP1's per-parameter view swaps; none for FSDP2 (not modelled) or the textbook */
     CostHost host = {0};
-    const bool is_stage3 = b.z->stage == 3 && !b.is_textbook;
-    if (is_stage3 && opts->fsdp == FSDP_NONE)
+    if (zero_schedule_has_host_hooks(b.z, opts) && opts->fsdp == FSDP_NONE)
         cost_host_zero3(&b.params, b.z->param_persistence_threshold, b.ep,
                         opts->zero3_generation == ZERO3_GEN_PER_PARAMETER, p->cpu.param_host_s,
                         &host);
-    else if (is_stage3 && opts->fsdp != FSDP_NONE && !opts->is_fsdp2)
+    else if (zero_schedule_has_host_hooks(b.z, opts))
         cost_host_fsdp1(&b.params, opts->fsdp != FSDP_SHARD_GRAD_OP, p->cpu.param_host_s, &host);
     cost_step_hosted(model, &b.params, setup, train, p, &host, &b.cost);
     if (fsdp_has_autocast_casts(opts, train))
@@ -1425,6 +1442,12 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
         return NULL;
     }
     return b.g;
+}
+
+bool zero_schedule_has_host_hooks(const ZeroConfig *z, const ScheduleOptions *opts)
+{
+    return z->stage == 3 && opts->variant != SCHEDULE_TEXTBOOK &&
+           (opts->fsdp == FSDP_NONE || !opts->is_fsdp2);
 }
 
 const char *zero_schedule_variant_name(ScheduleVariant v)

@@ -94,4 +94,9 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
 
 const char *zero_schedule_variant_name(ScheduleVariant v);
 
+/* Whether the schedule charges the framework's host work per parameter (the platform's
+ * cpu.param_host_s; schedule/cost.h CostHost): DeepSpeed ZeRO-3's coordinator and FSDP1's
+ * sharded units; not FSDP2 (not modelled), the textbook variant or stages 0-2. */
+bool zero_schedule_has_host_hooks(const ZeroConfig *z, const ScheduleOptions *opts);
+
 #endif
