@@ -179,7 +179,8 @@ static void test_comm_volume_fp32_doubles_bytes(void **state)
 
 /* communication_data_type fp32 in bf16 training: the gradient reductions move 4-byte elements
  * (ZeRO-2: Psi reduce-scattered at 4 B, Psi all-gathered at 2 B), the weights' gathers stay at
- * 2 B; the bucket buffer holds the bf16 bucket and its fp32 copy. */
+ * 2 B; the bucket being reduced holds the bf16 bucket and its fp32 copy, beside the two bf16
+ * ipg buffers (overlap_comm): 5e8 x (2 + 4) + 2 x 5e8 x 2. */
 static void test_comm_volume_fp32_communication_type(void **state)
 {
     (void)state;
@@ -193,7 +194,7 @@ static void test_comm_volume_fp32_communication_type(void **state)
     zero_memory(&cfg, &p, 1, n, &m);
     assert_int_equal(m.grad_bytes, 2);
     assert_int_equal(m.grad_comm_bytes, 4);
-    assert_int_equal(m.gpu_buffers, 2 * 500000000ull * (2 + 4)); /* overlap_comm: two */
+    assert_int_equal(m.gpu_buffers, 500000000ull * (2 + 4) + 2 * 500000000ull * 2);
     CommVolume v;
     comm_volume(&cfg, &p, &m, n, 1, &v);
     CommVolume plain = volume(2, PRECISION_BF16, PSI, n, 1);

@@ -37,6 +37,7 @@ static TrainConfig train(int stage, Precision precision)
     cfg.optimizer_n_states = 2;
     cfg.zero.stage = stage;
     cfg.zero.overlap_comm = true;
+    cfg.zero.contiguous_gradients = true; /* DeepSpeed's default */
     cfg.zero.reduce_bucket_size = 500000000;
     cfg.zero.allgather_bucket_size = 500000000;
     cfg.zero.prefetch_bucket_size = 50000000;
@@ -372,7 +373,15 @@ static void test_zero_memory_offload_param_cpu_and_nvme(void **state)
     }
 }
 
-/* Buffers: the gradient buckets (two with overlap_comm) in stage 0-2, none on one GPU. */
+/* Buffers, bf16, Psi = 7.5e9, reduce_bucket_size 5e8 (no modules, so no module gradient):
+ * - ZeRO-2, 8 GPUs, overlap_comm: two ipg buffers 2 x 5e8 x 2 = 2e9 (stage_1_and_2.py
+ *   setup_buckets) + the bucket being reduced 5e8 x 2 = 1e9: 3e9 bytes;
+ * - without overlap_comm one ipg buffer: 1e9 + 1e9 = 2e9; on one GPU the ipg buffer alone
+ *   (DeepSpeed allocates it whatever the world size, nothing is reduced): 1e9;
+ * - stage 0 (engine.py's allreduce, no ipg buffer): the bucket alone, 1e9;
+ * - ZeRO-3, 1 GPU, no modules to gather: the run-long ipg buffer in the communication dtype
+ *   5e8 x 2 = 1e9 (stage3.py __init__ "# IPG"), 5e8 x 4 = 2e9 with communication_data_type
+ *   fp32, 0 without contiguous_gradients. */
 static void test_zero_memory_buffers_are_reduce_buckets(void **state)
 {
     (void)state;
@@ -381,21 +390,34 @@ static void test_zero_memory_buffers_are_reduce_buckets(void **state)
     ModelParams p = params_of(psi);
     ZeroMemory m;
     zero_memory(&cfg, &p, 1, 8, &m);
-    assert_int_equal(m.gpu_buffers, 2ull * 500000000ull * 2);
+    assert_int_equal(m.gpu_buffers, 2ull * 500000000ull * 2 + 500000000ull * 2);
     cfg.zero.overlap_comm = false;
     zero_memory(&cfg, &p, 1, 8, &m);
-    assert_int_equal(m.gpu_buffers, 500000000ull * 2);
+    assert_int_equal(m.gpu_buffers, 2000000000ull);
     zero_memory(&cfg, &p, 1, 1, &m);
+    assert_int_equal(m.gpu_buffers, 1000000000ull);
+    cfg.zero.stage = 0;
+    zero_memory(&cfg, &p, 1, 8, &m);
+    assert_int_equal(m.gpu_buffers, 1000000000ull);
+    cfg = train(3, PRECISION_BF16);
+    zero_memory(&cfg, &p, 0, 1, &m);
+    assert_int_equal(m.gpu_buffers, 1000000000ull);
+    cfg.comm_grad_bytes = 4;
+    zero_memory(&cfg, &p, 0, 1, &m);
+    assert_int_equal(m.gpu_buffers, 2000000000ull);
+    cfg.zero.contiguous_gradients = false;
+    zero_memory(&cfg, &p, 0, 1, &m);
     assert_int_equal(m.gpu_buffers, 0);
 }
 
 /* Buffers with a layer of modules A = 6e8, B = 2e8, C = 5e8 elements and a 3e8 embedding,
  * bf16, 8 GPUs (the walk's hand trace of test_zero3_walk.c, scaled by 1e8):
- * - ZeRO-2: two 5e8-element buckets (2 x 5e8 x 2 bytes) and the largest module's full
- *   gradient before its hook, 6e8 x 2: 3.2e9 bytes;
+ * - ZeRO-2: two 5e8-element ipg buffers (2 x 5e8 x 2 bytes), the bucket being reduced
+ *   (5e8 x 2) and the largest module's full gradient before its hook, 6e8 x 2: 4.2e9 bytes;
  * - ZeRO-3 with stage3_max_live_parameters 8e8 and a 3e8 prefetch bucket: the backward peak
  *   of the walk, 36 bytes x 1e8 (13e8 gathered + C's 5e8 gradient, 2 bytes each), above the
- *   forward's 22e8 and the embedding alone (3e8 x 4), plus one bucket 5e8 x 2: 4.6e9. */
+ *   forward's 22e8 and the embedding alone (3e8 x 4), plus one bucket 5e8 x 2 and the
+ *   run-long ipg buffer 5e8 x 2: 5.6e9. */
 static void test_zero_memory_buffers_hold_module_gradients_and_gathers(void **state)
 {
     (void)state;
@@ -409,12 +431,12 @@ static void test_zero_memory_buffers_hold_module_gradients_and_gathers(void **st
     TrainConfig cfg = train(2, PRECISION_BF16);
     ZeroMemory m;
     zero_memory(&cfg, &p, 1, 8, &m);
-    assert_int_equal(m.gpu_buffers, 3200000000ull);
+    assert_int_equal(m.gpu_buffers, 4200000000ull);
     cfg = train(3, PRECISION_BF16);
     cfg.zero.max_live_parameters = 800000000;
     cfg.zero.prefetch_bucket_size = 300000000;
     zero_memory(&cfg, &p, 1, 8, &m);
-    assert_int_equal(m.gpu_buffers, 4600000000ull);
+    assert_int_equal(m.gpu_buffers, 5600000000ull);
 }
 
 /* Optimizer-step working copies, by hand: Psi = 1000, N = 4 -> part = 250.

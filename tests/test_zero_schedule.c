@@ -1129,7 +1129,8 @@ static int allocs_of(const Graph *g, StreamKind stream, double bytes)
  * flushes are the head with layer 3, then layers 2, 1 and 0 (with the embedding): held
  * 65,536,000, then 8,388,608 twice, then 65,536,000 bytes. Without contiguous_gradients there
  * is no ipg buffer, and the last bucket's full gradients are held: max(1.5e6, largest tensor)
- * elements, the same figures here. The current generation holds neither. */
+ * elements, the same figures here. The current generation holds no gradients past their
+ * reduction. */
 static void test_zero_schedule_list_api_holds_gradients(void **state)
 {
     (void)state;
@@ -1162,10 +1163,97 @@ static void test_zero_schedule_list_api_holds_gradients(void **state)
         assert_true(held[i] == expected[i]);
     graph_destroy(g);
     g = build_only(contiguous, 1, ZERO3_GEN_PER_SUBMODULE);
-    assert_int_equal(allocs_of(g, STREAM_COMPUTE, 1500000.0 * 2), 0);
+    /* the current generation's one run-long ipg buffer (test_zero_schedule_ipg_buffers) */
+    assert_int_equal(allocs_of(g, STREAM_COMPUTE, 1500000.0 * 2), 1);
     assert_int_equal(held_before_buckets(g, held), 4);
     for (int i = 0; i < 4; i++)
         assert_true(held[i] == 0.0);
+    graph_destroy(g);
+}
+
+/* Rank 0's ipg buffers: the compute-stream MEM_BUFFERS allocations of `bytes`, each with the
+ * number of backward kernels between its allocation and its free (spanned[], at most 4) and
+ * whether any compute op comes before it (late[]). Returns how many. */
+static int ipg_spans(const Graph *g, double bytes, int *spanned, bool *late)
+{
+    const Op *ops = graph_ops(g);
+    const uint32_t n = graph_n_ops(g);
+    int k = 0;
+    for (uint32_t i = 0; i < n && k < 4; i++) {
+        if (ops[i].rank != 0 || ops[i].kind != OP_ALLOC || ops[i].stream_kind != STREAM_COMPUTE ||
+            ops[i].category != MEM_BUFFERS || ops[i].amount != bytes)
+            continue;
+        late[k] = false;
+        for (uint32_t j = 0; j < i; j++)
+            late[k] = late[k] || (ops[j].rank == 0 && ops[j].kind == OP_COMPUTE);
+        spanned[k] = 0;
+        uint32_t j = i + 1;
+        for (; j < n && !(ops[j].kind == OP_FREE && ops[j].ref == ops[i].ref); j++)
+            spanned[k] += ops[j].rank == 0 && ops[j].kind == OP_COMPUTE &&
+                          ops[j].purpose == PURPOSE_BACKWARD;
+        if (j == n)
+            fail_msg("ipg buffer %u never freed", ops[i].ref);
+        k++;
+    }
+    return k;
+}
+
+/* The ipg buffers of the current DeepSpeed (v0.19.5), on the tiny Llama (L layers, one
+ * backward kernel op each) over 8 GPUs, bf16, reduce_bucket_size 1.5e6:
+ * - ZeRO-3 (stage3.py __init__ "# IPG"): one buffer of 1.5e6 x 2 (bf16 communication) =
+ *   3,000,000 bytes before any kernel, freed after the run's last (every backward kernel
+ *   inside: L per micro-batch, 2 micro-batches = 2L), overlap_comm or not; 1.5e6 x 4 =
+ *   6,000,000 with communication_data_type fp32; none without contiguous_gradients;
+ * - ZeRO-2 (stage_1_and_2.py setup_buckets ... _release_ipg_buffers): per micro-batch's
+ *   backward two buffers of 1.5e6 x 2 = 3,000,000 bytes with overlap_comm (one without),
+ *   each spanning that backward's L kernels: 2 micro-batches -> 4 buffers;
+ * - ZeRO-1 (no epilogue between boundaries): one buffer (overlap_comm false), set up in the
+ *   first micro-batch's backward and freed after the boundary's: spanning 2L kernels. */
+static void test_zero_schedule_ipg_buffers(void **state)
+{
+    (void)state;
+    uint64_t L = 0;
+    (void)tiny_params(&L);
+    int spanned[4];
+    bool late[4];
+    const char *head = "{\"train_micro_batch_size_per_gpu\": 1, \"gradient_accumulation_steps\": 2,"
+                       " \"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"reduce_bucket_size\":"
+                       " 1500000, ";
+    char text[512];
+    const char *z3[3] = {"\"stage\": 3}}", "\"stage\": 3, \"overlap_comm\": false}}",
+                         "\"stage\": 3}, \"communication_data_type\": \"fp32\"}"};
+    const double z3_bytes[3] = {1500000.0 * 2, 1500000.0 * 2, 1500000.0 * 4};
+    for (int c = 0; c < 3; c++) {
+        snprintf(text, sizeof text, "%s%s", head, z3[c]);
+        Graph *g = build_only(text, 1, ZERO3_GEN_PER_SUBMODULE);
+        assert_int_equal(ipg_spans(g, z3_bytes[c], spanned, late), 1);
+        assert_false(late[0]);
+        assert_int_equal(spanned[0], (int)(2 * L));
+        graph_destroy(g);
+    }
+    snprintf(text, sizeof text, "%s%s", head, "\"stage\": 3, \"contiguous_gradients\": false}}");
+    Graph *g = build_only(text, 1, ZERO3_GEN_PER_SUBMODULE);
+    assert_int_equal(ipg_spans(g, 1500000.0 * 2, spanned, late), 0);
+    graph_destroy(g);
+
+    snprintf(text, sizeof text, "%s%s", head, "\"stage\": 2, \"overlap_comm\": true}}");
+    g = build_only(text, 1, ZERO3_GEN_PER_SUBMODULE);
+    assert_int_equal(ipg_spans(g, 1500000.0 * 2, spanned, late), 4);
+    for (int k = 0; k < 4; k++) {
+        assert_true(late[k]); /* after the forward */
+        assert_int_equal(spanned[k], (int)L);
+    }
+    graph_destroy(g);
+    snprintf(text, sizeof text, "%s%s", head, "\"stage\": 2}}");
+    g = build_only(text, 1, ZERO3_GEN_PER_SUBMODULE);
+    assert_int_equal(ipg_spans(g, 1500000.0 * 2, spanned, late), 2);
+    graph_destroy(g);
+
+    snprintf(text, sizeof text, "%s%s", head, "\"stage\": 1}}");
+    g = build_only(text, 1, ZERO3_GEN_PER_SUBMODULE);
+    assert_int_equal(ipg_spans(g, 1500000.0 * 2, spanned, late), 1);
+    assert_true(late[0]);
+    assert_int_equal(spanned[0], (int)(2 * L));
     graph_destroy(g);
 }
 
@@ -1193,6 +1281,7 @@ int main(void)
         cmocka_unit_test(test_zero_schedule_list_api_regathers_after_recompute),
         cmocka_unit_test(test_zero_schedule_list_api_copies_persistent_parameters),
         cmocka_unit_test(test_zero_schedule_list_api_holds_gradients),
+        cmocka_unit_test(test_zero_schedule_ipg_buffers),
         cmocka_unit_test(test_zero_schedule_list_api_fallback_all_reduces_buckets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -35,20 +35,34 @@ static uint64_t gpu_buffers(const ZeroConfig *z, const ModelParams *params, uint
     /* the embedding or output projection, gathered (and its gradient made) alone */
     uint64_t end_module = params->embedding > params->lm_head ? params->embedding : params->lm_head;
     if (z->stage < 3) {
-        /* Stage 0-2: the contiguous gradient (ipg) buffer; two alternate with overlap_comm
-         * (stage_1_and_2.py). A single GPU reduces nothing. ZeRO-2 also holds the largest
-         * module's full gradient between its backward kernel and the hook that copies it into
-         * the bucket (reduce_independent_p_g_buckets_and_remove_grads). */
+        /* Stage 1-2: the backward's contiguous gradient (ipg) buffers, reduce_bucket_size
+         * elements of the 16-bit gradients' dtype each, two alternating with overlap_comm,
+         * under contiguous_gradients (always modelled: ds_config.c) on any GPU count
+         * (stage_1_and_2.py v0.19.5 setup_buckets, freed by _release_ipg_buffers).
+         * Beside them, on more than one GPU, the bucket being reduced (average_tensor's
+         * flattened slices: allreduce_bucket). ZeRO-2 also holds the largest module's full
+         * gradient between its backward kernel and the hook that copies it into the bucket
+         * (reduce_independent_p_g_buckets_and_remove_grads). */
+        uint64_t ipg = 0;
+        if (z->stage >= 1)
+            ipg = (z->overlap_comm ? 2 : 1) * z->reduce_bucket_size * m->grad_bytes;
         if (n_gpus == 1)
-            return 0;
+            return ipg;
         uint64_t transient = 0;
         if (z->stage == 2) {
             transient = params->largest_layer_module;
             if (end_module > transient)
                 transient = end_module;
         }
-        return (z->overlap_comm ? 2 : 1) * bucket + transient * m->grad_bytes;
+        if (z->stage == 0) /* the buckets being reduced, two in flight with overlap_comm */
+            return (z->overlap_comm ? 2 : 1) * bucket;
+        return ipg + bucket + transient * m->grad_bytes;
     }
+    /* Stage 3 (DeepSpeed from 0.6): under contiguous_gradients one ipg buffer of
+     * reduce_bucket_size elements in the communication dtype, held for the run on any GPU
+     * count (stage3.py __init__ "# IPG", IPGBucketZ3, v0.19.5). */
+    const uint64_t ipg3 =
+        z->contiguous_gradients ? z->reduce_bucket_size * (uint64_t)m->grad_comm_bytes : 0;
     /* Stage 3: the most gathered parameters alive at once in either pass (the module
      * computing and what DeepSpeed prefetches; in backward with the module's gradients:
      * zero3_walk.h), or the embedding or output projection alone when more, all 16-bit;
@@ -66,7 +80,7 @@ static uint64_t gpu_buffers(const ZeroConfig *z, const ModelParams *params, uint
             unit = end_module;
         uint64_t live = min_u64(unit + z->prefetch_bucket_size, z->max_live_parameters);
         live = min_u64(live, psi);
-        return (live + persistent) * m->param_bytes + (n_gpus > 1 ? bucket : 0);
+        return (live + persistent) * m->param_bytes + (n_gpus > 1 ? bucket : 0) + ipg3;
     }
     double live = 0.0;
     for (int pass = 0; pass < 2; pass++) {
@@ -81,7 +95,8 @@ static uint64_t gpu_buffers(const ZeroConfig *z, const ModelParams *params, uint
     if (end_bytes > live)
         live = end_bytes;
     /* Persistent parameters stay gathered beside their partition (DeepSpeed keeps both). */
-    return (uint64_t)(live + 0.5) + persistent * m->param_bytes + (n_gpus > 1 ? bucket : 0);
+    return (uint64_t)(live + 0.5) + persistent * m->param_bytes + (n_gpus > 1 ? bucket : 0) +
+           ipg3;
 }
 
 uint64_t zero_step_copies_bytes(const TrainConfig *cfg, uint64_t psi, uint64_t part)

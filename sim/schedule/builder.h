@@ -76,10 +76,13 @@ typedef struct Builder {
     bool is_grad_fallback;    /* ... with contiguous_gradients off: each gradient bucket
                                  flattened and all-reduced whole (buffered_reduce_fallback) */
     uint32_t *flat_buffers;   /* per rank: c10d's flat tensor of the list call in flight */
-    /* DeepSpeed ZeRO-3 before 0.6, the gradients its stage3.py holds (zero_schedule.c
-     * grad_holds_*): */
-    uint32_t *ipg_buffers;    /* per rank, 2 slots: backward()'s ipg_buffer (contiguous) */
+    /* The gradient buckets DeepSpeed's code holds (zero_schedule.c grad_holds_*): */
+    uint32_t *ipg_buffers;    /* per rank, 2 slots: the backward's ipg buffers (contiguous;
+                                 ZeRO-3 before 0.6, ZeRO-1/2 of every release) */
     uint32_t n_ipg;           /* ... how many are allocated (1, or 2 with overlap_comm) */
+    uint32_t *ipg_run;        /* per rank: ZeRO-3's ipg buffer from 0.6 on, held for the run */
+    bool has_ipg_run;         /* ipg_run is allocated */
+    /* DeepSpeed ZeRO-3 before 0.6, the gradients its stage3.py holds: */
     uint32_t *held_grads;     /* per rank: the full gradients of the last reduced bucket,
                                  kept in previous_reduced_grads until the next reduction */
     bool has_held;            /* held_grads is allocated */

@@ -249,42 +249,84 @@ static CollectiveKind bucket_kind(const Builder *b)
                                                                       : COLL_ALL_REDUCE;
 }
 
-/* What DeepSpeed before 0.6 holds of the gradients (stage3.py at v0.3.14), in the
- * per-parameter generation only (b->is_list_api):
- *  - with contiguous_gradients, backward() allocates ipg_buffer, reduce_bucket_size fp16
- *    elements (torch.half), two of them with overlap_comm, before the loss's backward; the
- *    gradients of parameters up to reduce_bucket_size are copied into it
- *    (reduce_independent_p_g_buckets_and_remove_grads) and reduced from it; the epilogue
- *    (independent_gradient_partition_epilogue -> _release_ipg_buffers) frees it after the last
- *    bucket;
- *  - a parameter above reduce_bucket_size (extra_large_param_to_reduce) is reduced from its
- *    own full param.grad, and without contiguous_gradients every gradient is
- *    (buffered_reduce_fallback); reduce_ipg_grads then keeps the bucket's parameters in
- *    previous_reduced_grads, whose full gradients the next reduce_ipg_grads'
- *    partition_previous_reduced_grads (param.partition_gradients) frees after
- *    reduction_stream.synchronize(): the last reduced bucket's full gradients live past its
- *    reduction, until the next bucket's or the epilogue's.
+/* The backward's contiguous gradient (ipg) buffers, reduce_bucket_size 16-bit elements each,
+ * two with overlap_comm (alternating), allocated where DeepSpeed's code allocates them:
+ *  - ZeRO-1/2 (stage_1_and_2.py, v0.19.5: setup_buckets, called by the first gradient hook
+ *    of a backward, process_gradients; v0.18 and before in backward_prologue /
+ *    backward()): per communication dtype, buffers of self.dtype (the 16-bit gradients'),
+ *    under contiguous_gradients (DeepSpeed's default, forced by cpu_offload; zerosim models
+ *    stages 1-2 with it: ds_config.c), on any number of GPUs; independent_gradient_partition_epilogue -> _release_ipg_buffers frees them
+ *    after the last bucket. ZeRO-1 runs that epilogue only at the accumulation boundary
+ *    (engine.py allreduce_gradients -> reduce_gradients), so its buffers, set up in the first
+ *    micro-batch's backward, stay until the boundary's reduction (ready_for_gradients stays
+ *    true in between). A parameter above reduce_bucket_size (extra_large_param_to_reduce) is
+ *    reduced from its own gradient, outside the buffers;
+ *  - ZeRO-3 before 0.6 (stage3.py at v0.3.14, per-parameter generation: b->is_list_api):
+ *    backward() allocates ipg_buffer (torch.half) before the loss's backward, the epilogue
+ *    frees it; a parameter above reduce_bucket_size is reduced from its own full param.grad,
+ *    and without contiguous_gradients every gradient is (buffered_reduce_fallback);
+ *    reduce_ipg_grads then keeps the bucket's parameters in previous_reduced_grads, whose
+ *    full gradients the next reduce_ipg_grads' partition_previous_reduced_grads
+ *    (param.partition_gradients) frees after reduction_stream.synchronize(): the last
+ *    reduced bucket's full gradients live past its reduction, until the next bucket's or the
+ *    epilogue's.
+ * (ZeRO-3 from 0.6 holds one buffer for the whole run instead: ipg_run_begin.)
  * At layer granularity a flush stands for several of DeepSpeed's buckets; what outlives it is
  * the last of them: with contiguous_gradients its largest parameter above reduce_bucket_size
  * (a layer-level bound: the one reduced last is held, the largest is counted), without it up
  * to one bucket of reduce_bucket_size elements, or the largest parameter when bigger, within
  * the gradients flushed. The computing module's own gradient is the gather walk's
  * (live_bytes). */
+static bool has_backward_ipg(const Builder *b)
+{
+    if (b->is_list_api)
+        return !b->is_grad_fallback;
+    /* stages 1-2 are modelled with contiguous_gradients true (ds_config.c) */
+    return (b->z->stage == 1 || b->z->stage == 2) && !b->is_textbook &&
+           b->opts->fsdp == FSDP_NONE;
+}
+
 static void grad_holds_begin(Builder *b)
 {
-    b->n_ipg = 0;
     b->has_held = false;
     b->bucket_large = b->bucket_max_tensor = 0;
-    if (!b->is_list_api || b->is_grad_fallback)
+    if (b->n_ipg > 0 || !has_backward_ipg(b))
+        return; /* ZeRO-1 between boundaries: still set up */
+    const double bytes = (double)b->z->reduce_bucket_size * (double)b->mem.grad_bytes;
+    if (bytes <= 0)
         return;
     b->n_ipg = b->z->overlap_comm ? 2u : 1u;
-    const double bytes = (double)b->z->reduce_bucket_size * 2.0; /* torch.half */
-    for (uint32_t k = 0; k < b->n_ipg && bytes > 0; k++)
+    for (uint32_t k = 0; k < b->n_ipg; k++)
         for (uint32_t r = 0; r < b->n_ranks; r++)
             graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, MEM_BUFFERS, bytes,
                         &b->ipg_buffers[(size_t)r * 2 + k]);
-    if (bytes <= 0)
-        b->n_ipg = 0;
+}
+
+/* ZeRO-3 from 0.6 (stage3.py DeepSpeedZeroOptimizer_Stage3.__init__, "# IPG"; v0.19.5: one
+ * IPGBucketZ3 per communication dtype, its buffer torch.empty(reduce_bucket_size,
+ * dtype=<the communication dtype>); v0.6.0-v0.15: __ipg_bucket_flat_buffer of self.dtype):
+ * under contiguous_gradients one buffer of reduce_bucket_size elements, allocated with the
+ * optimizer and held for the whole run, whatever the GPU count, no second one with
+ * overlap_comm (the copies into it and the reductions from it share
+ * reduce_and_partition_stream). A parameter above reduce_bucket_size keeps its own
+ * param.grad (__add_grad_to_ipg_bucket copies only what fits). Allocated before the first
+ * step's ops (begin) and freed after the last (!begin). */
+static void ipg_run(Builder *b, bool begin)
+{
+    if (begin) {
+        b->has_ipg_run = false;
+        const double bytes = (double)b->z->reduce_bucket_size * (double)b->mem.grad_comm_bytes;
+        if (b->z->stage != 3 || b->is_list_api || b->is_textbook || b->opts->fsdp != FSDP_NONE ||
+            !b->z->contiguous_gradients || bytes <= 0)
+            return;
+        for (uint32_t r = 0; r < b->n_ranks; r++)
+            graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, MEM_BUFFERS, bytes, &b->ipg_run[r]);
+        b->has_ipg_run = true;
+        return;
+    }
+    for (uint32_t r = 0; r < b->n_ranks && b->has_ipg_run; r++)
+        graph_free(b->g, r, STREAM_COMPUTE, b->ipg_run[r]);
+    b->has_ipg_run = false;
 }
 
 /* The flush of `elems` gradients: the previous bucket's held gradients freed (its
@@ -317,9 +359,11 @@ static void grad_holds_swap(Builder *b, double elems)
 }
 
 /* The epilogue, after the micro-batch's last bucket: the held gradients partitioned and the
- * ipg buffers released, behind the reduce stream. */
-static void grad_holds_end(Builder *b)
+ * ipg buffers released, behind the reduce stream (ZeRO-1: at the boundary only). */
+static void grad_holds_end(Builder *b, bool is_boundary)
 {
+    if (b->z->stage == 1 && !is_boundary)
+        return;
     for (uint32_t r = 0; r < b->n_ranks; r++) {
         for (uint32_t k = 0; k < b->n_ipg; k++) {
             OpId f = graph_free(b->g, r, STREAM_REDUCE, b->ipg_buffers[(size_t)r * 2 + k]);
@@ -890,7 +934,7 @@ static void micro_batch(Builder *b, bool is_boundary)
                 if (m.ready[r] != GRAPH_NO_OP)
                     b->wait_gather[r] = m.ready[r];
         }
-        if (k == L && m.reduces_now)
+        if (k == L && (m.reduces_now || b->z->stage == 1))
             grad_holds_begin(b); /* backward() */
         if (is_fwd)
             forward_layer(b, &m, u);
@@ -906,7 +950,7 @@ static void micro_batch(Builder *b, bool is_boundary)
     }
     reduce_after_backward(b, &m);
     if (m.reduces_now)
-        grad_holds_end(b);
+        grad_holds_end(b, is_boundary);
     micro_batch_fini(&m);
 }
 
@@ -1413,10 +1457,13 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
             (*arrays[k])[r] = GRAPH_NO_OP;
     }
     b.ipg_buffers = xmalloc((size_t)n * 2 * sizeof *b.ipg_buffers);
+    b.ipg_run = xmalloc(n * sizeof *b.ipg_run);
+    b.n_ipg = 0;
     uint32_t *states = xmalloc((size_t)n * 4 * sizeof *states);
     uint32_t *host_states = xmalloc((size_t)n * 7 * sizeof *host_states);
     model_states(&b, states, true);
     offload_model_states(&b, host_states, true);
+    ipg_run(&b, true);
     for (uint32_t step = 0; step < opts->n_steps; step++) {
         /* with several steps the first is DeepSpeed's tracing step; one step stands for the
          * steady state that published throughputs measure */
@@ -1426,11 +1473,13 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
             micro_batch(&b, mb + 1 == setup->grad_accum);
         boundary(&b);
     }
+    ipg_run(&b, false);
     model_states(&b, states, false);
     offload_model_states(&b, host_states, false);
     free(states);
     free(host_states);
     free(b.ipg_buffers);
+    free(b.ipg_run);
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++)
         free(*arrays[k]);
     free(b.unit_params);
