@@ -378,7 +378,8 @@ static void test_zero_memory_offload_param_cpu_and_nvme(void **state)
  *   setup_buckets) + the bucket being reduced 5e8 x 2 = 1e9: 3e9 bytes;
  * - without overlap_comm one ipg buffer: 1e9 + 1e9 = 2e9; on one GPU the ipg buffer alone
  *   (DeepSpeed allocates it whatever the world size, nothing is reduced): 1e9;
- * - stage 0 (engine.py's allreduce, no ipg buffer): the bucket alone, 1e9;
+ * - stage 0 (engine.py's allreduce, no ipg buffer): one flattened bucket, 1e9, with
+ *   overlap_comm too;
  * - ZeRO-3, 1 GPU, no modules to gather: the run-long ipg buffer in the communication dtype
  *   5e8 x 2 = 1e9 (stage3.py __init__ "# IPG"), 5e8 x 4 = 2e9 with communication_data_type
  *   fp32, 0 without contiguous_gradients. */
@@ -397,6 +398,9 @@ static void test_zero_memory_buffers_are_reduce_buckets(void **state)
     zero_memory(&cfg, &p, 1, 1, &m);
     assert_int_equal(m.gpu_buffers, 1000000000ull);
     cfg.zero.stage = 0;
+    zero_memory(&cfg, &p, 1, 8, &m);
+    assert_int_equal(m.gpu_buffers, 1000000000ull);
+    cfg.zero.overlap_comm = true;
     zero_memory(&cfg, &p, 1, 8, &m);
     assert_int_equal(m.gpu_buffers, 1000000000ull);
     cfg = train(3, PRECISION_BF16);

@@ -38,7 +38,11 @@ static uint64_t gpu_buffers(const ZeroConfig *z, const ModelParams *params, uint
         /* Stage 1-2: the backward's contiguous gradient (ipg) buffers, reduce_bucket_size
          * elements of the 16-bit gradients' dtype each, two alternating with overlap_comm,
          * under contiguous_gradients (always modelled: ds_config.c) on any GPU count
-         * (stage_1_and_2.py v0.19.5 setup_buckets, freed by _release_ipg_buffers).
+         * (stage_1_and_2.py v0.19.5 setup_buckets, freed by _release_ipg_buffers). Stage 0
+         * is the engine's own all-reduce (engine.py allreduce_gradients ->
+         * buffered_allreduce_fallback -> allreduce_no_retain -> allreduce_and_copy): no ipg
+         * buffer, each bucket flattened (allreduce_bucket: self.flatten, and its
+         * communication-type copy) and copied back before the next, whatever overlap_comm.
          * Beside them, on more than one GPU, the bucket being reduced (average_tensor's
          * flattened slices: allreduce_bucket). ZeRO-2 also holds the largest module's full
          * gradient between its backward kernel and the hook that copies it into the bucket
@@ -54,8 +58,8 @@ static uint64_t gpu_buffers(const ZeroConfig *z, const ModelParams *params, uint
             if (end_module > transient)
                 transient = end_module;
         }
-        if (z->stage == 0) /* the buckets being reduced, two in flight with overlap_comm */
-            return (z->overlap_comm ? 2 : 1) * bucket;
+        if (z->stage == 0) /* engine.py allreduce_no_retain: one flattened bucket at a time */
+            return bucket;
         return ipg + bucket + transient * m->grad_bytes;
     }
     /* Stage 3 (DeepSpeed from 0.6): under contiguous_gradients one ipg buffer of
