@@ -304,7 +304,8 @@ static void grad_holds_begin(Builder *b)
 
 /* ZeRO-3 from 0.6 (stage3.py DeepSpeedZeroOptimizer_Stage3.__init__, "# IPG"; v0.19.5: one
  * IPGBucketZ3 per communication dtype, its buffer torch.empty(reduce_bucket_size,
- * dtype=<the communication dtype>); v0.6.0-v0.15: __ipg_bucket_flat_buffer of self.dtype):
+ * dtype=<the communication dtype>), from v0.17.2; v0.6.0-v0.17.1 of self.dtype, the same
+ * bytes unless communication_data_type differs from the 16-bit type):
  * under contiguous_gradients one buffer of reduce_bucket_size elements, allocated with the
  * optimizer and held for the whole run, whatever the GPU count, no second one with
  * overlap_comm (the copies into it and the reductions from it share
