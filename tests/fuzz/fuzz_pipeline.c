@@ -4,7 +4,8 @@
  *
  * The input is a HuggingFace config.json, a line "---", and a ds_config.json. Whatever both
  * parsers accept is applied ("auto" filled), estimated and built into the event graph of one
- * step on two A100s (dgx-a100-80g resized, loaded once) at 128 tokens: estimate_build and
+ * step on two A100s (dgx-a100-80g resized, loaded once) at 128 tokens, without and with full
+ * recomputation and under both ZeRO-3 generations (--deepspeed-version): estimate_build and
  * zero_schedule_build may refuse the combination with an error, but must never crash, and a
  * graph they return has passed graph_finalize (no cycle, every buffer freed once, every
  * collective joined). To keep each run short the harness skips models of more than 8 layers
@@ -54,19 +55,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ds_config_parse(&train, "ds.json", sep + 5, n_config, &err) == 0 &&
         ds_config_apply(&train, model.hidden, NULL, &err) == 0 && model.n_layers <= 8 &&
         model.hidden <= 2048) {
-        EstimateOptions opts = {.seq_len = 128,
-                                .recompute = RECOMPUTE_NONE,
-                                .checkpoint_every = 1,
-                                .is_flash_attention = true};
-        Estimate est;
-        if (estimate_build(&model, &train, &platform, &opts, &est, &err) == 0 &&
-            est.setup.grad_accum <= 4) {
-            ScheduleOptions sched = {
-                .variant = SCHEDULE_DEEPSPEED, .n_steps = 1, .has_activations = true};
-            Graph *g = zero_schedule_build(&model, &train, &platform, &est.setup, &sched, &err);
-            if (g != NULL && graph_n_ranks(g) != 2)
-                abort(); /* one rank per GPU of the platform */
-            graph_destroy(g);
+        /* without and with full recomputation, under current DeepSpeed's ZeRO-3 and under the
+         * per-parameter generation before 0.6 (its flat tensors, re-gathers and holds) */
+        const Recompute recomputes[2] = {RECOMPUTE_NONE, RECOMPUTE_FULL};
+        const Zero3Generation generations[2] = {ZERO3_GEN_PER_SUBMODULE,
+                                                ZERO3_GEN_PER_PARAMETER};
+        for (int r = 0; r < 2; r++) {
+            EstimateOptions opts = {.seq_len = 128,
+                                    .recompute = recomputes[r],
+                                    .checkpoint_every = 1,
+                                    .is_flash_attention = true};
+            Estimate est;
+            Err est_err = {0};
+            if (estimate_build(&model, &train, &platform, &opts, &est, &est_err) != 0 ||
+                est.setup.grad_accum > 4)
+                break;
+            for (int k = 0; k < 2; k++) {
+                ScheduleOptions sched = {.variant = SCHEDULE_DEEPSPEED,
+                                         .n_steps = 1,
+                                         .has_activations = true,
+                                         .zero3_generation = generations[k]};
+                Err build_err = {0};
+                Graph *g = zero_schedule_build(&model, &train, &platform, &est.setup, &sched,
+                                               &build_err);
+                if (g != NULL && graph_n_ranks(g) != 2)
+                    abort(); /* one rank per GPU of the platform */
+                graph_destroy(g);
+            }
         }
     }
     model_config_fini(&model);
