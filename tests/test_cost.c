@@ -32,6 +32,18 @@ static void load(ModelConfig *m, Platform *p)
     assert_int_equal(platform_load(p, "dgx-a100-80g", ZEROSIM_SOURCE_DIR, &err), 0);
 }
 
+/* One sequence of 4096 tokens of 16-bit activations with FlashAttention, no accumulation. */
+static RunSetup setup_4096(Recompute recompute)
+{
+    return (RunSetup){.seq_len = 4096,
+                      .micro_batch = 1,
+                      .grad_accum = 1,
+                      .recompute = recompute,
+                      .checkpoint_every = 1,
+                      .is_flash_attention = true,
+                      .act_bytes = 2};
+}
+
 /* Engine units are seconds times the engine's GPU speed (peak x gemm_efficiency). */
 static void test_cost_step_converts_kernel_times(void **state)
 {
@@ -42,13 +54,7 @@ static void test_cost_step_converts_kernel_times(void **state)
     ModelParams params;
     params_count(&m, &params);
     TrainConfig t = {.precision = PRECISION_BF16};
-    RunSetup s = {.seq_len = 4096,
-                  .micro_batch = 1,
-                  .grad_accum = 1,
-                  .recompute = RECOMPUTE_NONE,
-                  .checkpoint_every = 1,
-                  .is_flash_attention = true,
-                  .act_bytes = 2};
+    RunSetup s = setup_4096(RECOMPUTE_NONE);
     StepCost c;
     cost_step(&m, &params, &s, &t, &p, &c);
     const double rate = 312e12 * 0.8;
@@ -76,13 +82,7 @@ static void test_cost_step_recompute_and_fp16(void **state)
     ModelParams params;
     params_count(&m, &params);
     TrainConfig t = {.precision = PRECISION_FP16};
-    RunSetup s = {.seq_len = 4096,
-                  .micro_batch = 1,
-                  .grad_accum = 1,
-                  .recompute = RECOMPUTE_FULL,
-                  .checkpoint_every = 1,
-                  .is_flash_attention = true,
-                  .act_bytes = 2};
+    RunSetup s = setup_4096(RECOMPUTE_FULL);
     StepCost full, sel;
     cost_step(&m, &params, &s, &t, &p, &full);
     assert_rel(full.layer_recompute, full.layer_fwd);
@@ -206,13 +206,7 @@ static void test_cost_pass_with_hooks(void **state)
     ModelParams params;
     params_count(&m, &params);
     TrainConfig t = {.precision = PRECISION_BF16};
-    RunSetup s = {.seq_len = 4096,
-                  .micro_batch = 1,
-                  .grad_accum = 1,
-                  .recompute = RECOMPUTE_FULL,
-                  .checkpoint_every = 1,
-                  .is_flash_attention = true,
-                  .act_bytes = 2};
+    RunSetup s = setup_4096(RECOMPUTE_FULL);
     CostHost h;
     cost_host_zero3(&params, 100000, 1, false, 1e-2, &h);
     StepCost c;
