@@ -207,6 +207,11 @@ uint64_t params_n_tensors(const ModelParams *p, uint64_t n_layers)
     return n_layers * (2 * p->n_layer_modules + moe) + 6;
 }
 
+unsigned params_module_tensors(const ParamModule *m, uint64_t threshold)
+{
+    return (unsigned)(m->weight > threshold) + (unsigned)(m->bias > threshold);
+}
+
 uint64_t params_persistent(const ModelParams *p, uint64_t n_layers, uint64_t threshold)
 {
     uint64_t per_layer = 0;

@@ -84,6 +84,10 @@ void params_count(const ModelConfig *cfg, ModelParams *out);
  * sub-groups) can have at most. */
 uint64_t params_n_tensors(const ModelParams *p, uint64_t n_layers);
 
+/* Tensors of module m (its weight and its bias) above `threshold` elements: with 0, the ones
+ * it has; with ZeRO-3's persistence threshold, the ones DeepSpeed gathers. */
+unsigned params_module_tensors(const ParamModule *m, uint64_t threshold);
+
 /* Elements held in tensors of at most `threshold` elements (ZeRO-3 keeps these resident on
  * every GPU: DeepSpeed's stage3_param_persistence_threshold, compared with <= in
  * partition_parameters.py; 0 keeps nothing resident). */

@@ -76,6 +76,7 @@ typedef struct Builder {
     bool is_grad_fallback;    /* ... with contiguous_gradients off: each gradient bucket
                                  flattened and all-reduced whole (buffered_reduce_fallback) */
     uint32_t *flat_buffers;   /* per rank: c10d's flat tensor of the list call in flight */
+    double largest_tensor;    /* the model's largest parameter tensor (elements) */
     /* The gradient buckets DeepSpeed's code holds (zero_schedule.c grad_holds_*): */
     uint32_t *ipg_buffers;    /* per rank, 2 slots: the backward's ipg buffers (contiguous;
                                  ZeRO-3 before 0.6, ZeRO-1/2 of every release) */

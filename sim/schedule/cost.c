@@ -4,12 +4,6 @@
  */
 #include "cost.h"
 
-/* Tensors of a module (weight, bias) above `threshold` elements. */
-static double module_tensors(const ParamModule *m, uint64_t threshold)
-{
-    return (double)(m->weight > threshold) + (double)(m->bias > threshold);
-}
-
 /* The model's ends above `threshold` elements: the token embedding (with OPT's project_in or
  * BLOOM's embedding norm counted as one), a learned position table, the final norm and an
  * untied head. */
@@ -31,8 +25,8 @@ void cost_host_zero3(const ModelParams *params, uint64_t threshold, uint64_t ep,
                       .has_recompute = true,
                       .has_backward = true};
     for (size_t i = 0; i < params->n_layer_modules; i++) {
-        out->layer_tensors += module_tensors(&params->layer[i], threshold);
-        out->layer_grads += module_tensors(&params->layer[i], 0);
+        out->layer_tensors += params_module_tensors(&params->layer[i], threshold);
+        out->layer_grads += params_module_tensors(&params->layer[i], 0);
     }
     out->moe_layer_tensors = out->layer_tensors;
     out->moe_layer_grads = out->layer_grads;
@@ -40,8 +34,8 @@ void cost_host_zero3(const ModelParams *params, uint64_t threshold, uint64_t ep,
     for (size_t i = 0; i < params->n_moe_modules; i++) {
         const ParamModule *m = &params->moe[i];
         const double copies = m->is_expert ? local : 1.0;
-        out->moe_layer_tensors += copies * module_tensors(m, threshold);
-        out->moe_layer_grads += copies * module_tensors(m, 0);
+        out->moe_layer_tensors += copies * params_module_tensors(m, threshold);
+        out->moe_layer_grads += copies * params_module_tensors(m, 0);
     }
     out->head_tensors = end_tensors(params, threshold);
     out->head_grads = end_tensors(params, 0);
@@ -52,7 +46,7 @@ void cost_host_fsdp1(const ModelParams *params, bool regathers, double param_hos
 {
     *out = (CostHost){.param_host_s = param_host_s, .has_backward = regathers};
     for (size_t i = 0; i < params->n_layer_modules; i++)
-        out->layer_tensors += module_tensors(&params->layer[i], 0);
+        out->layer_tensors += params_module_tensors(&params->layer[i], 0);
     out->moe_layer_tensors = out->layer_tensors;
     out->head_tensors = end_tensors(params, 0);
 }

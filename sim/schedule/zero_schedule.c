@@ -124,31 +124,20 @@ static double largest_tensor(const Builder *b, uint32_t u, bool with_persistent)
     const ModelParams *p = &b->params;
     const uint32_t L = (uint32_t)b->model->n_layers;
     const uint64_t floor = with_persistent ? 0 : b->z->param_persistence_threshold;
-    uint64_t t[2 * PARAMS_MAX_MODULES + 3];
-    size_t n = 0;
+    uint64_t largest = 0;
     for (size_t i = 0; i < p->n_layer_modules; i++) {
-        t[n++] = p->layer[i].weight;
-        t[n++] = p->layer[i].bias;
+        const uint64_t t = p->layer[i].weight > p->layer[i].bias ? p->layer[i].weight
+                                                                  : p->layer[i].bias;
+        if (t > largest)
+            largest = t;
     }
-    if (u == 0) {
-        t[n++] = p->embedding - p->embed_norm;
-        t[n++] = p->position;
-    }
-    if (u == L - 1)
-        t[n++] = p->lm_head;
-    double largest = 0.0;
-    for (size_t i = 0; i < n; i++)
-        if (t[i] > floor && (double)t[i] > largest)
-            largest = (double)t[i];
-    return largest;
-}
-
-/* ... of any unit, persistent ones included (a bucket or a step's gathers may hold any). */
-static double largest_tensor_any(const Builder *b)
-{
-    const double first = largest_tensor(b, 0, true);
-    const double last = largest_tensor(b, (uint32_t)b->model->n_layers - 1, true);
-    return first > last ? first : last;
+    if (u == 0 && p->embedding - p->embed_norm > largest)
+        largest = p->embedding - p->embed_norm;
+    if (u == 0 && p->position > largest)
+        largest = p->position;
+    if (u == L - 1 && p->lm_head > largest)
+        largest = p->lm_head;
+    return largest > floor ? (double)largest : 0.0;
 }
 
 /* DeepSpeed before 0.6 called c10d's list API once per parameter (partition_parameters.py
@@ -194,7 +183,7 @@ static void collective_all(Builder *b, const GroupSet *set, CollectiveKind kind,
                            double buffer_bytes, uint32_t label)
 {
     collective_all_flat(b, set, kind, stream, bytes, n_calls, after, category, buffer_bytes,
-                        label, largest_tensor_any(b));
+                        label, b->largest_tensor);
 }
 
 /* collective_all whose calls' largest tensor (c10d's flat tensor under the list API) is
@@ -1226,7 +1215,7 @@ static void regather_plan(Builder *b)
         if (2.0 * after >= (double)b->z->max_reuse_distance) {
             b->regather_elems += (double)(m->weight > t ? m->weight : 0) +
                                  (double)(m->bias > t ? m->bias : 0);
-            b->regather_calls += (m->weight > t) + (m->bias > t);
+            b->regather_calls += params_module_tensors(m, t);
             const double largest = (double)(m->weight > m->bias ? m->weight : m->bias);
             if (largest > t && largest > b->regather_largest)
                 b->regather_largest = largest;
@@ -1425,7 +1414,7 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
         cost_host_zero3(&b.params, b.z->param_persistence_threshold, b.ep,
                         opts->zero3_generation == ZERO3_GEN_PER_PARAMETER, p->cpu.param_host_s,
                         &host);
-    else if (zero_schedule_has_host_hooks(b.z, opts))
+    else if (zero_schedule_has_host_hooks(b.z, opts)) /* FSDP1 */
         cost_host_fsdp1(&b.params, opts->fsdp != FSDP_SHARD_GRAD_OP, p->cpu.param_host_s, &host);
     cost_step_hosted(model, &b.params, setup, train, p, &host, &b.cost);
     if (fsdp_has_autocast_casts(opts, train))
@@ -1440,6 +1429,11 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
      * parameters are reduce-scattered (average_tensor -> reduce_gradients_at_owner), without
      * it the bucket goes through buffered_reduce_fallback, an all-reduce of the whole */
     b.is_grad_fallback = b.is_list_api && !b.z->contiguous_gradients;
+    /* the model's largest tensor, persistent ones included (a bucket or a step's gathers may
+     * hold any): the first unit's or the last's */
+    const double first = largest_tensor(&b, 0, true);
+    const double last = largest_tensor(&b, (uint32_t)model->n_layers - 1, true);
+    b.largest_tensor = first > last ? first : last;
     fetch_plan(&b);
     labels(&b);
     make_groups(&b, p);
