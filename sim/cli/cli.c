@@ -429,16 +429,18 @@ int cli_deepspeed_version(const char *command, const char *text, Zero3Generation
                                "--deepspeed-version: expected a release like 0.19 or 0.5.10, "
                                "got \"%s\"",
                                v);
+    const DsRelease release = {major, minor, patch, text != NULL, ""};
     /* the table of defaults (inputs/ds_config.c) starts with ZeRO-3's first release */
-    if (major == 0 && (minor < 3 || (minor == 3 && patch < 13)))
+    if (ds_config_release_before(&release, 0, 3, 13))
         return cli_usage_error(command,
                                "--deepspeed-version: expected 0.3.13 or later (the first "
                                "release with ZeRO-3), got \"%s\"",
                                v);
     /* ZeRO-3's PartitionedParameterCoordinator with coalesced per-submodule all-gathers and
      * event-based waits replaced per-parameter gathers and torch.cuda.synchronize() in 0.6.0 */
-    *out = major > 0 || minor >= 6 ? ZERO3_GEN_PER_SUBMODULE : ZERO3_GEN_PER_PARAMETER;
-    *out_release = (DsRelease){major, minor, patch, text != NULL, ""};
+    *out = ds_config_release_before(&release, 0, 6, 0) ? ZERO3_GEN_PER_PARAMETER
+                                                        : ZERO3_GEN_PER_SUBMODULE;
+    *out_release = release;
     snprintf(out_release->name, sizeof out_release->name, "%s", v);
     return 0;
 }

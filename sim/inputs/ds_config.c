@@ -125,13 +125,13 @@ static const DsDefaults ds_defaults[] = {
 };
 #define N_DS_DEFAULTS (sizeof ds_defaults / sizeof ds_defaults[0])
 
-static bool release_before(const DsRelease *r, const unsigned v[3])
+bool ds_config_release_before(const DsRelease *r, unsigned major, unsigned minor, unsigned patch)
 {
-    if (r->major != v[0])
-        return r->major < v[0];
-    if (r->minor != v[1])
-        return r->minor < v[1];
-    return r->patch < v[2];
+    if (r->major != major)
+        return r->major < major;
+    if (r->minor != minor)
+        return r->minor < minor;
+    return r->patch < patch;
 }
 
 /* The row of `release` (NULL: the current release, the last row). */
@@ -139,7 +139,8 @@ static const DsDefaults *defaults_of(const DsRelease *release)
 {
     size_t i = N_DS_DEFAULTS - 1;
     if (release != NULL)
-        while (i > 0 && release_before(release, ds_defaults[i].since))
+        while (i > 0 && ds_config_release_before(release, ds_defaults[i].since[0],
+                                                 ds_defaults[i].since[1], ds_defaults[i].since[2]))
             i--;
     return &ds_defaults[i];
 }

@@ -118,6 +118,9 @@ typedef struct DsRelease {
     char name[24]; /* as the user wrote it ("0.3.14") */
 } DsRelease;
 
+/* Whether release r came before major.minor.patch. */
+bool ds_config_release_before(const DsRelease *r, unsigned major, unsigned minor, unsigned patch);
+
 /* Parses ds_config text; `file` names it in messages. */
 int ds_config_parse(TrainConfig *out, const char *file, const char *text, size_t n_bytes, Err *err);
 
