@@ -67,7 +67,7 @@ static void test_runtime_memory_ring_one_node(void **state)
     assert_int_equal(p.nccl.version, 230);
     assert_int_equal(runtime_nccl_algos(&p, &z, 8, 1), RUNTIME_NCCL_RING);
     RuntimeMemory rt;
-    runtime_memory(&p, &z, 8, &rt);
+    runtime_memory(&p, &z, RUNTIME_FSDP, 8, &rt);
     assert_true(rt.is_counted);
     assert_int_equal(rt.n_communicators, 1);
     assert_int_equal(rt.nccl.ring_bytes, 24ull * 12 * MiB); /* 301,989,888 */
@@ -89,7 +89,7 @@ static void test_runtime_memory_ring_and_tree_eager_two_nodes(void **state)
     ZeroConfig z = zero_stage(2);
     assert_int_equal(runtime_nccl_algos(&p, &z, 16, 2), RUNTIME_NCCL_RING | RUNTIME_NCCL_TREE);
     RuntimeMemory rt;
-    runtime_memory(&p, &z, 16, &rt);
+    runtime_memory(&p, &z, RUNTIME_FSDP, 16, &rt);
     assert_int_equal(rt.nccl.ring_bytes, 24ull * 13 * MiB); /* 327,155,712 */
     assert_int_equal(rt.nccl.tree_bytes, 24ull * 13 * MiB);
     assert_int_equal(rt.nccl_bytes, 654311424ull);
@@ -136,7 +136,7 @@ static void test_runtime_memory_nvls_dgx_h100(void **state)
     ZeroConfig z = zero_stage(0);
     assert_true(runtime_nccl_algos(&p, &z, 8, 1) & RUNTIME_NCCL_NVLS);
     RuntimeMemory rt;
-    runtime_memory(&p, &z, 8, &rt);
+    runtime_memory(&p, &z, RUNTIME_FSDP, 8, &rt);
     assert_int_equal(rt.nccl.nvls_bytes, 258 * MiB);
     /* the A100 has no NVLS: nothing, whatever the release */
     Platform a100 = platform_file("dgx-a100-80g");
@@ -151,7 +151,7 @@ static void test_runtime_memory_hybrid_and_single_gpu(void **state)
     ZeroConfig z = zero_stage(3);
     z.shard_size = 8; /* shards inside a node: world + shard + replica communicators */
     RuntimeMemory rt;
-    runtime_memory(&p, &z, 16, &rt);
+    runtime_memory(&p, &z, RUNTIME_FSDP, 16, &rt);
     assert_int_equal(rt.n_communicators, 3);
     /* the shard group is one node's ring, 288 MiB; the replica group is 2 ranks on 2 nodes,
      * one GPU each: per channel 2 nodes x 2 network ends x 10 MiB / 2 = 20 MiB a GPU */
@@ -160,14 +160,52 @@ static void test_runtime_memory_hybrid_and_single_gpu(void **state)
     assert_int_equal(shard.ring_bytes, 288 * MiB);
     runtime_nccl_comm_bytes(&p, 2, 2, RUNTIME_NCCL_RING, 230, &replica);
     assert_int_equal(replica.ring_bytes, 24 * 20 * MiB);
-    runtime_memory(&p, &z, 1, &rt); /* one GPU: no NCCL */
+    runtime_memory(&p, &z, RUNTIME_FSDP, 1, &rt); /* one GPU: no NCCL */
     assert_int_equal(rt.n_communicators, 0);
     assert_int_equal(rt.nccl_bytes, 0);
     assert_int_equal(rt.outside_bytes, p.runtime.cuda_context_bytes);
     p.has_runtime = false;
-    runtime_memory(&p, &z, 16, &rt);
+    runtime_memory(&p, &z, RUNTIME_FSDP, 16, &rt);
     assert_false(rt.is_counted);
     assert_int_equal(rt.outside_bytes + rt.cublas_workspace_bytes, 0);
+}
+
+/* DeepSpeed's ZeRO-3 holds two communicators over the same 16 GPUs: zero.Init's world group
+ * for the parameter all-gathers and the engine's clone of it for the gradient reductions
+ * (partition_parameters.py Init ds_process_group; groups.py _clone_world_group). Two DGX A100
+ * nodes, NCCL 2.30 (lazy): the world connects the all-gathers' ring, 24 x 13 MiB = 312 MiB;
+ * the clone the reduce-scatters' ring and the scalar all-reduce's tree, 312 + 312 MiB; 936 MiB
+ * in all, against 624 MiB for FSDP's one group carrying everything. Under 2.21 (eager) each
+ * connects ring and tree: 2 x 624 MiB. ZeRO-2 runs everything on the clone: one. */
+static void test_runtime_memory_deepspeed_zero3_two_groups(void **state)
+{
+    (void)state;
+    Platform p = platform_file("dgx-a100-80g");
+    ZeroConfig z = zero_stage(3);
+    assert_int_equal(runtime_nccl_algos_of(&p, &z, 16, 2, RUNTIME_COLL_GATHERS),
+                     RUNTIME_NCCL_RING);
+    assert_int_equal(runtime_nccl_algos_of(&p, &z, 16, 2, RUNTIME_COLL_REDUCTIONS),
+                     RUNTIME_NCCL_RING | RUNTIME_NCCL_TREE);
+    RuntimeMemory ds, fsdp;
+    runtime_memory(&p, &z, RUNTIME_DEEPSPEED, 16, &ds);
+    runtime_memory(&p, &z, RUNTIME_FSDP, 16, &fsdp);
+    assert_int_equal(ds.n_communicators, 2);
+    assert_int_equal(fsdp.n_communicators, 1);
+    assert_int_equal(ds.nccl.ring_bytes, 2 * 312 * MiB);
+    assert_int_equal(ds.nccl.tree_bytes, 312 * MiB);
+    assert_int_equal(ds.nccl_bytes, 936 * MiB);
+    assert_int_equal(fsdp.nccl_bytes, 624 * MiB);
+    assert_int_equal(ds.outside_bytes, p.runtime.cuda_context_bytes + 936 * MiB);
+    p.nccl.version = 221;
+    runtime_memory(&p, &z, RUNTIME_DEEPSPEED, 16, &ds);
+    assert_int_equal(ds.nccl_bytes, 2 * 624 * MiB);
+    p.nccl.version = 230;
+    ZeroConfig z2 = zero_stage(2);
+    runtime_memory(&p, &z2, RUNTIME_DEEPSPEED, 16, &ds);
+    assert_int_equal(ds.n_communicators, 1);
+    z.shard_size = 8; /* MiCS: its shard and replica groups, as FSDP's HYBRID_SHARD */
+    runtime_memory(&p, &z, RUNTIME_DEEPSPEED, 16, &ds);
+    assert_int_equal(ds.n_communicators, 3);
 }
 
 /* Expert parallelism: the EP group and the expert-data-parallel group are two communicators
@@ -180,13 +218,13 @@ static void test_runtime_memory_expert_parallel_groups(void **state)
     Platform p = platform_file("dgx-a100-80g");
     ZeroConfig z = zero_stage(3);
     RuntimeMemory base, rt;
-    runtime_memory(&p, &z, 16, &base);
-    runtime_memory_ep(&p, &z, 16, 8, &rt);
+    runtime_memory(&p, &z, RUNTIME_FSDP, 16, &base);
+    runtime_memory_ep(&p, &z, RUNTIME_FSDP, 16, 8, &rt);
     assert_int_equal(rt.n_communicators, 3);
     assert_int_equal(rt.nccl_bytes - base.nccl_bytes, 288 * MiB + 480 * MiB);
-    runtime_memory_ep(&p, &z, 16, 16, &rt);
+    runtime_memory_ep(&p, &z, RUNTIME_FSDP, 16, 16, &rt);
     assert_int_equal(rt.n_communicators, 2);
-    runtime_memory_ep(&p, &z, 16, 1, &rt);
+    runtime_memory_ep(&p, &z, RUNTIME_FSDP, 16, 1, &rt);
     assert_int_equal(rt.n_communicators, 1);
 }
 
@@ -261,6 +299,7 @@ int main(void)
         cmocka_unit_test(test_runtime_memory_nvls_dgx_h100),
         cmocka_unit_test(test_runtime_memory_hybrid_and_single_gpu),
         cmocka_unit_test(test_runtime_memory_platform_section),
+        cmocka_unit_test(test_runtime_memory_deepspeed_zero3_two_groups),
         cmocka_unit_test(test_runtime_memory_expert_parallel_groups),
         cmocka_unit_test(test_runtime_memory_nccl_version_key),
     };

@@ -160,7 +160,8 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
     out->gpu_capacity = platform->gpu.hbm_bytes;
     out->cpu_capacity = platform->cpu.dram_bytes;
     out->nvme_capacity = platform->nvme.n_drives * platform->nvme.capacity_bytes_per_drive;
-    runtime_memory_ep(platform, z, n_gpus, setup->ep_size, &out->runtime);
+    runtime_memory_ep(platform, z, opts->is_fsdp ? RUNTIME_FSDP : RUNTIME_DEEPSPEED, n_gpus,
+                      setup->ep_size, &out->runtime);
     const uint64_t working = m->gpu_step_copies > out->gpu_activations ? m->gpu_step_copies
                                                                        : out->gpu_activations;
     out->gpu_allocated_peak = m->gpu_model_states + m->gpu_buffers + working +

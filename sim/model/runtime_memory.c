@@ -80,10 +80,10 @@ static unsigned chosen(const NcclComm *c, NcclFunc f, double bytes)
     return 1u << nccl_model_choose(c, f, bytes, false, NCCL_ALGO_RING).algo;
 }
 
-unsigned runtime_nccl_algos(const Platform *p, const ZeroConfig *z, uint32_t n_ranks,
-                            uint32_t n_nodes)
+unsigned runtime_nccl_algos_of(const Platform *p, const ZeroConfig *z, uint32_t n_ranks,
+                               uint32_t n_nodes, unsigned colls)
 {
-    if (n_ranks < 2)
+    if (n_ranks < 2 || colls == 0)
         return 0;
     NcclComm c;
     nccl_model_comm(p, n_ranks, n_nodes, &c);
@@ -99,19 +99,31 @@ unsigned runtime_nccl_algos(const Platform *p, const ZeroConfig *z, uint32_t n_r
     /* 2-byte (fp16/bf16) elements in the buckets; the per-step scalar: DeepSpeed's
      * get_grad_norm / has_overflow all-reduce one fp32 element. */
     const double reduce_bytes = 2.0 * (double)z->reduce_bucket_size;
-    unsigned a = chosen(&c, NCCL_FUNC_ALL_REDUCE, 4.0);
-    if (z->stage == 0) {
-        a |= chosen(&c, NCCL_FUNC_ALL_REDUCE, reduce_bytes);
-    } else if (z->stage <= 2) {
-        a |= chosen(
-            &c, z->multi_rank_bucket_allreduce ? NCCL_FUNC_ALL_REDUCE : NCCL_FUNC_REDUCE_SCATTER,
-            reduce_bytes);
-        a |= chosen(&c, NCCL_FUNC_ALL_GATHER, 2.0 * (double)z->allgather_bucket_size);
-    } else {
-        a |= chosen(&c, NCCL_FUNC_REDUCE_SCATTER, reduce_bytes);
-        a |= chosen(&c, NCCL_FUNC_ALL_GATHER, 2.0 * (double)z->prefetch_bucket_size);
+    unsigned a = 0;
+    if (colls & RUNTIME_COLL_REDUCTIONS) {
+        a |= chosen(&c, NCCL_FUNC_ALL_REDUCE, 4.0);
+        if (z->stage == 0)
+            a |= chosen(&c, NCCL_FUNC_ALL_REDUCE, reduce_bytes);
+        else if (z->stage <= 2)
+            a |= chosen(&c,
+                        z->multi_rank_bucket_allreduce ? NCCL_FUNC_ALL_REDUCE
+                                                       : NCCL_FUNC_REDUCE_SCATTER,
+                        reduce_bytes);
+        else
+            a |= chosen(&c, NCCL_FUNC_REDUCE_SCATTER, reduce_bytes);
     }
+    if ((colls & RUNTIME_COLL_GATHERS) && z->stage >= 1)
+        a |= chosen(&c, NCCL_FUNC_ALL_GATHER,
+                    2.0 * (double)(z->stage <= 2 ? z->allgather_bucket_size
+                                                 : z->prefetch_bucket_size));
     return a;
+}
+
+unsigned runtime_nccl_algos(const Platform *p, const ZeroConfig *z, uint32_t n_ranks,
+                            uint32_t n_nodes)
+{
+    return runtime_nccl_algos_of(p, z, n_ranks, n_nodes,
+                                 RUNTIME_COLL_GATHERS | RUNTIME_COLL_REDUCTIONS);
 }
 
 /* Adds one communicator of n_ranks over n_nodes with algos. */
@@ -144,15 +156,16 @@ static uint32_t group_nodes(const Platform *p, uint64_t n, uint64_t stride)
 
 /* A group's shape for NCCL: ranks over nodes, the ranks a multiple of the nodes. */
 static void comm_of(const Platform *p, const ZeroConfig *z, uint64_t n, uint64_t stride,
-                    RuntimeMemory *out)
+                    unsigned colls, RuntimeMemory *out)
 {
     uint32_t nodes = group_nodes(p, n, stride);
     if (n % nodes != 0)
         nodes = 1; /* ragged groups: counted as one node's */
-    add_comm(p, (uint32_t)n, nodes, runtime_nccl_algos(p, z, (uint32_t)n, nodes), out);
+    add_comm(p, (uint32_t)n, nodes, runtime_nccl_algos_of(p, z, (uint32_t)n, nodes, colls), out);
 }
 
-void runtime_memory(const Platform *p, const ZeroConfig *z, uint64_t n_gpus, RuntimeMemory *out)
+void runtime_memory(const Platform *p, const ZeroConfig *z, RuntimeFramework f, uint64_t n_gpus,
+                    RuntimeMemory *out)
 {
     *out = (RuntimeMemory){0};
     if (!p->has_runtime)
@@ -164,18 +177,24 @@ void runtime_memory(const Platform *p, const ZeroConfig *z, uint64_t n_gpus, Run
     out->outside_bytes = out->cuda_context_bytes;
     if (n_gpus < 2)
         return;
-    comm_of(p, z, n_gpus, 1, out);
+    const unsigned every = RUNTIME_COLL_GATHERS | RUNTIME_COLL_REDUCTIONS;
     const uint64_t shard = zero_shard_gpus(z, n_gpus);
+    if (f == RUNTIME_DEEPSPEED && z->stage == 3 && shard == n_gpus) {
+        comm_of(p, z, n_gpus, 1, RUNTIME_COLL_GATHERS, out);    /* zero.Init's world group */
+        comm_of(p, z, n_gpus, 1, RUNTIME_COLL_REDUCTIONS, out); /* the engine's clone */
+        return;
+    }
+    comm_of(p, z, n_gpus, 1, every, out);
     if (shard < n_gpus) {
-        comm_of(p, z, shard, 1, out);              /* the shard group: consecutive GPUs */
-        comm_of(p, z, n_gpus / shard, shard, out); /* the replica group: one per shard */
+        comm_of(p, z, shard, 1, every, out);              /* the shard group: consecutive GPUs */
+        comm_of(p, z, n_gpus / shard, shard, every, out); /* the replica group: one per shard */
     }
 }
 
-void runtime_memory_ep(const Platform *p, const ZeroConfig *z, uint64_t n_gpus, uint64_t ep_size,
-                       RuntimeMemory *out)
+void runtime_memory_ep(const Platform *p, const ZeroConfig *z, RuntimeFramework f, uint64_t n_gpus,
+                       uint64_t ep_size, RuntimeMemory *out)
 {
-    runtime_memory(p, z, n_gpus, out);
+    runtime_memory(p, z, f, n_gpus, out);
     if (!out->is_counted || ep_size < 2 || n_gpus < 2)
         return;
     uint32_t nodes = group_nodes(p, ep_size, 1);

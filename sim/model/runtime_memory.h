@@ -94,18 +94,41 @@ typedef struct RuntimeNcclBytes {
 void runtime_nccl_comm_bytes(const Platform *p, uint32_t n_ranks, uint32_t n_nodes, unsigned algos,
                              uint32_t version, RuntimeNcclBytes *out);
 
-/* The algorithms a data-parallel communicator of n_ranks over n_nodes connects under z.
- * Before 2.22 NCCL connects ring and tree, and NVLS (2.17+) and NVLSTree (2.18+, across
- * nodes) where the NVLS graph exists, in ncclCommInitRank (init.cc initTransportsRank).
- * From 2.22 (NCCL_RUNTIME_CONNECT=1, lazy connection, where cuMem is supported: a CUDA 12
- * driver, misc/cudawrap.cc ncclIsCuMemSupported; not with NCCL_CUMEM_ENABLE=0) an algorithm
- * is connected by the first collective that runs it (enqueue.cc ncclPrepareTasks, group.cc
- * ncclCollPreconnect): those NCCL's tuner (nccl_model_choose) picks for the job's
- * collectives, the stage's bucketed all-reduce, reduce-scatter or all-gather at their 2-byte
- * bucket sizes and the per-step one-element all-reduce of the gradient norm and overflow
- * check (DeepSpeed get_grad_norm_direct, has_overflow). */
+/* The algorithms a data-parallel communicator of n_ranks over n_nodes connects under z when it
+ * carries every collective of the step: runtime_nccl_algos_of with RUNTIME_COLL_GATHERS |
+ * RUNTIME_COLL_REDUCTIONS. */
 unsigned runtime_nccl_algos(const Platform *p, const ZeroConfig *z, uint32_t n_ranks,
                             uint32_t n_nodes);
+
+/* The collectives a communicator carries (bits). */
+enum {
+    RUNTIME_COLL_GATHERS = 1 << 0,    /* the stage's all-gathers (ZeRO-1/2 parameter updates at
+                                         allgather_bucket_size, ZeRO-3 fetches at
+                                         stage3_prefetch_bucket_size) */
+    RUNTIME_COLL_REDUCTIONS = 1 << 1, /* the gradient reductions at reduce_bucket_size and the
+                                         per-step one-element all-reduce */
+};
+
+/* The algorithms a communicator of n_ranks over n_nodes connects under z, carrying `colls`.
+ * Before 2.22 NCCL connects ring and tree, and NVLS (2.17+) and NVLSTree (2.18+, across
+ * nodes) where the NVLS graph exists, in ncclCommInitRank (init.cc initTransportsRank),
+ * whatever runs on it. From 2.22 (NCCL_RUNTIME_CONNECT=1, lazy connection, where cuMem is
+ * supported: a CUDA 12 driver, misc/cudawrap.cc ncclIsCuMemSupported; not with
+ * NCCL_CUMEM_ENABLE=0) an algorithm is connected by the first collective that runs it
+ * (enqueue.cc ncclPrepareTasks, group.cc ncclCollPreconnect): those NCCL's tuner
+ * (nccl_model_choose) picks for the collectives it carries, the stage's bucketed all-reduce,
+ * reduce-scatter or all-gather at their 2-byte bucket sizes and the per-step one-element
+ * all-reduce of the gradient norm and overflow check (DeepSpeed get_grad_norm_direct,
+ * has_overflow). */
+unsigned runtime_nccl_algos_of(const Platform *p, const ZeroConfig *z, uint32_t n_ranks,
+                               uint32_t n_nodes, unsigned colls);
+
+/* Whose process groups the step's collectives run on. */
+typedef enum RuntimeFramework {
+    RUNTIME_DEEPSPEED, /* the engine's data-parallel group, a clone of the world group, and for
+                          ZeRO-3 the world group itself: see runtime_memory */
+    RUNTIME_FSDP,      /* the group FSDP is given: the default (world) group */
+} RuntimeFramework;
 
 typedef struct RuntimeMemory {
     bool is_counted;                 /* the platform gives a runtime section */
@@ -118,19 +141,33 @@ typedef struct RuntimeMemory {
     uint64_t cublas_workspace_bytes; /* inside the allocator: handles x workspace */
 } RuntimeMemory;
 
-/* The runtime's memory per GPU for n_gpus data-parallel ranks under z. The communicators:
- * the world, plus the shard and replica groups when ZeRO-3 shards over fewer GPUs than the
- * world (mics_shard_size, HYBRID_SHARD), each with the algorithms runtime_nccl_algos gives
- * it. A single GPU opens no communicator. Without a runtime section everything is 0 and
+/* The runtime's memory per GPU for n_gpus data-parallel ranks under z, run by framework f.
+ * The communicators:
+ * - FSDP, and DeepSpeed's ZeRO-0/1/2: one over the world's ranks carrying every collective.
+ *   DeepSpeed runs them on its engine's data-parallel group (engine.py
+ *   _configure_distributed_model: _initialize_parameter_parallel_groups' new_group before
+ *   0.5, groups._get_data_parallel_group -> _clone_world_group, a new_group of every rank,
+ *   since), FSDP on the default group;
+ * - DeepSpeed's ZeRO-3: two over the world's ranks. zero.Init, as HF transformers'
+ *   from_pretrained and stage 3's own _convert_to_zero_parameters call it without an mpu,
+ *   gives every parameter ds_process_group = the world group (partition_parameters.py
+ *   Init.__init__, every release from 0.3.13), so the parameter all-gathers run on the world
+ *   communicator, while the optimizer's gradient reductions and its one-element all-reduces
+ *   run on the engine's data-parallel clone (stage3 dp_process_group): a communicator each,
+ *   with its own buffers (c10d creates one NCCL communicator per process group);
+ * plus the shard and replica groups when ZeRO-3 shards over fewer GPUs than the world
+ * (mics_shard_size, HYBRID_SHARD), each with the algorithms runtime_nccl_algos gives it.
+ * A single GPU opens no communicator. Without a runtime section everything is 0 and
  * is_counted false. */
-void runtime_memory(const Platform *p, const ZeroConfig *z, uint64_t n_gpus, RuntimeMemory *out);
+void runtime_memory(const Platform *p, const ZeroConfig *z, RuntimeFramework f, uint64_t n_gpus,
+                    RuntimeMemory *out);
 
 /* The same for a mixture of experts split over expert-parallel groups of ep_size: each rank
  * also joins its expert-parallel and its expert-data-parallel group (DeepSpeed's groups.py
  * creates both, and the all-to-alls and expert reductions open their communicators), two more
  * communicators, each counted with its ring (the expert gradients' all-reduce; the
  * all-to-all's send/recv buffers are not modelled). ep_size 1 is runtime_memory. */
-void runtime_memory_ep(const Platform *p, const ZeroConfig *z, uint64_t n_gpus, uint64_t ep_size,
-                       RuntimeMemory *out);
+void runtime_memory_ep(const Platform *p, const ZeroConfig *z, RuntimeFramework f, uint64_t n_gpus,
+                       uint64_t ep_size, RuntimeMemory *out);
 
 #endif

@@ -1395,7 +1395,8 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
     b.n_shard = (uint32_t)zero_shard_gpus(b.z, n_gpus);
     if (opts->has_activations) {
         RuntimeMemory rt;
-        runtime_memory(p, b.z, n_gpus, &rt);
+        runtime_memory(p, b.z, opts->fsdp != FSDP_NONE ? RUNTIME_FSDP : RUNTIME_DEEPSPEED, n_gpus,
+                       &rt);
         b.workspace_bytes = (double)rt.cublas_workspace_bytes;
     }
     if (n_gpus % b.n_shard != 0 || (b.n_shard < n && n % b.n_shard != 0)) {
