@@ -465,12 +465,19 @@ int cmd_run(int argc, char **argv)
         engine_run(graph, &a.eng, &result, &err))
         goto done;
 
+    /* The schedule the reader recognises: PyTorch FSDP's strategy, or DeepSpeed's variant. */
+    char schedule[40];
+    if (a.fsdp != FSDP_NONE)
+        snprintf(schedule, sizeof schedule, "fsdp%d %s", a.sched.is_fsdp2 ? 2 : 1,
+                 choices_name(&choices_fsdp, a.fsdp));
+    else
+        snprintf(schedule, sizeof schedule, "%s", zero_schedule_variant_name(a.sched.variant));
     RunReport report = {
         .inputs = {&model, &train, &platform, &est, &setup_defaults},
         .graph = graph,
         .result = &result,
         .n_steps = (uint32_t)a.steps,
-        .schedule = zero_schedule_variant_name(a.sched.variant),
+        .schedule = schedule,
         .algo = collective_algo_name(a.eng.algo),
         .comm_model = collective_comm_model_name(a.eng.comm_model),
         .mode = choices_name(&choices_mode, is_symmetric ? SIM_MODE_SYMMETRIC : SIM_MODE_FULL),

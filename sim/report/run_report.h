@@ -20,7 +20,8 @@ typedef struct RunReport {
     const Graph *graph;
     const EngineResult *result;
     uint32_t n_steps;
-    const char *schedule;    /* "deepspeed" or "textbook" */
+    const char *schedule;    /* "deepspeed" or "textbook", or the FSDP version and strategy
+                                ("fsdp1 FULL_SHARD") */
     const char *algo;        /* collective algorithm */
     const char *comm_model;  /* "nccl" or "ideal" (engine's CommModel) */
     const char *mode;        /* "full" or "symmetric" */
