@@ -76,6 +76,27 @@ static void test_activations_bytes_gpt_layer_is_34_plus_5as_over_h(void **state)
     assert_int_equal(a.output_layer, 4 * S * B * H + 12 * S * B * V);
 }
 
+/* transformers' eager gelu_new also keeps 0.5 x, tanh's output and 1 + tanh for its
+ * backward: 3 e f = 24 h bytes more per token at f = 4 h, e = 2 (34 h -> 58 h). */
+static void test_activations_bytes_eager_gelu_new_by_hand(void **state)
+{
+    (void)state;
+    ModelConfig c = gpt(H, L, A, V);
+    c.is_gelu_new = true;
+    RunSetup su = setup_of(S, B, RECOMPUTE_NONE, false, 2);
+    su.is_fused_loss = true;
+    ActivationBytes fused, eager;
+    activations_bytes(&c, &su, &fused);
+    su.is_eager_elementwise = true;
+    activations_bytes(&c, &su, &eager);
+    assert_int_equal(eager.layer_full - fused.layer_full, S * B * 24 * H);
+    assert_int_equal(eager.attn_scores, fused.attn_scores);
+    /* an activation that is one kernel keeps nothing more */
+    c.is_gelu_new = false;
+    activations_bytes(&c, &su, &eager);
+    assert_int_equal(eager.layer_full, fused.layer_full);
+}
+
 /* Where 5 a s / h is not an integer (GPT-2 XL at s = 1000): s b (34 h + 5 a s) exactly. */
 static void test_activations_bytes_gpt_layer_non_integer_ratio(void **state)
 {
@@ -304,6 +325,7 @@ int main(void)
         cmocka_unit_test(test_setup_recompute_parse_forms),
         cmocka_unit_test(test_activations_bytes_selective_op_by_hand),
         cmocka_unit_test(test_activations_bytes_gpt_layer_is_34_plus_5as_over_h),
+        cmocka_unit_test(test_activations_bytes_eager_gelu_new_by_hand),
         cmocka_unit_test(test_activations_bytes_gpt_layer_non_integer_ratio),
         cmocka_unit_test(test_activations_bytes_selective_keeps_34sbh),
         cmocka_unit_test(test_activations_bytes_full_recompute_keeps_layer_inputs),

@@ -430,6 +430,51 @@ static void test_kernels_layer_unfused_attention(void **state)
     assert_true(k.attn_core.n_kernels == 3);
 }
 
+/* --elementwise eager on a GPT-2 layer: transformers' attention scales, masks (a where and
+ * the padding mask) and softmaxes the scores in four kernels instead of one, and their
+ * backward adds the where's and the scale's (r e w e each); gelu_new is eight kernels of 18
+ * tensor passes forward and 11 of 28 backward instead of one of 2 and 3. On another family
+ * (MPT), the scale, the one mask and the softmax, and no gelu_new. */
+static void test_kernels_layer_gpt2_eager_elementwise(void **state)
+{
+    (void)state;
+    KernelGpu g = fixture_toy_gpu();
+    ModelConfig cfg = fixture_mpt_layer();
+    cfg.family = MODEL_FAMILY_GPT2;
+    cfg.is_gelu_new = true;
+    RunSetup s = {.seq_len = 1280, .micro_batch = 1, .is_flash_attention = false, .act_bytes = 2};
+    LayerKernels fused, eager;
+    kernels_layer(&cfg, &s, &g, &fused);
+    s.is_eager_elementwise = true;
+    kernels_layer(&cfg, &s, &g, &eager);
+    const double T = 1280, f = 5120, e = 2, B = 1e12, scores = 10.0 * 1280 * 1280;
+    assert_rel(eager.attn_core.memory_s - fused.attn_core.memory_s, 3 * 2 * scores * e / B,
+               1e-9);
+    assert_true(eager.attn_core.n_kernels - fused.attn_core.n_kernels == 3);
+    assert_rel(eager.fwd.memory_s - fused.fwd.memory_s,
+               (3 * 2 * scores * e + (18 - 2) * T * f * e) / B, 1e-9);
+    assert_rel(eager.bwd.memory_s - fused.bwd.memory_s,
+               (2 * 2 * scores * e + (28 - 3) * T * f * e) / B, 1e-9);
+    assert_true(eager.fwd.n_kernels - fused.fwd.n_kernels == 3 + 7);
+    assert_true(eager.bwd.n_kernels - fused.bwd.n_kernels == 2 + 10);
+    assert_rel(eager.fwd.gemm_s, fused.fwd.gemm_s, 1e-12);
+    /* MPT: F.gelu stays one kernel; the scale, mask and softmax are three, one backward */
+    cfg.family = MODEL_FAMILY_MPT;
+    cfg.is_gelu_new = false;
+    s.is_eager_elementwise = false;
+    kernels_layer(&cfg, &s, &g, &fused);
+    s.is_eager_elementwise = true;
+    kernels_layer(&cfg, &s, &g, &eager);
+    assert_rel(eager.fwd.memory_s - fused.fwd.memory_s, 2 * 2 * scores * e / B, 1e-9);
+    assert_rel(eager.bwd.memory_s - fused.bwd.memory_s, 2 * scores * e / B, 1e-9);
+    /* with flash attention only gelu_new changes, and MPT has none */
+    s.is_flash_attention = true;
+    kernels_layer(&cfg, &s, &g, &eager);
+    s.is_eager_elementwise = false;
+    kernels_layer(&cfg, &s, &g, &fused);
+    assert_rel(eager.fwd.memory_s, fused.fwd.memory_s, 1e-12);
+}
+
 /* Llama adds rotary embeddings on Q and K, a SwiGLU MLP of two GEMMs and two kernels, and
  * RMSNorms run eagerly in fp32. */
 static void test_kernels_layer_llama_family(void **state)
@@ -527,6 +572,7 @@ int main(void)
         cmocka_unit_test(test_kernels_attention_table_interpolates),
         cmocka_unit_test(test_kernels_layer_flash_at_table_rate),
         cmocka_unit_test(test_kernels_layer_unfused_attention),
+        cmocka_unit_test(test_kernels_layer_gpt2_eager_elementwise),
         cmocka_unit_test(test_kernels_layer_llama_family),
         cmocka_unit_test(test_kernels_weight_casts_by_hand),
     };

@@ -101,6 +101,7 @@ static void test_gpt2(void **state)
     assert_true(c.position_rows > 0);
     assert_true(c.is_tied);
     assert_true(c.is_qkv_fused);
+    assert_true(c.is_gelu_new);
     /* Defaults applied are recorded with their reason. */
     assert_has(&c.defaults_used, "n_inner = 6400 (4 x n_embd, GPT2Config)");
     assert_has(&c.defaults_used, "tie_word_embeddings = true (GPT2Config default)");
@@ -125,6 +126,19 @@ static void test_gpt2_defaults(void **state)
     assert_has(&c.defaults_used, "n_positions = 1024 (GPT2Config default)");
     assert_has(&c.defaults_used, "vocab_size = 50257 (GPT2Config default)");
     assert_false(has_item(&c.defaults_used, "n_inner = 3072 (4 x n_embd, GPT2Config)"));
+    assert_true(c.is_gelu_new); /* GPT2Config's activation_function */
+    model_config_fini(&c);
+    /* another of transformers' activations is one kernel */
+    parse_ok("{\"model_type\": \"gpt2\", \"n_embd\": 768, \"n_layer\": 12, \"n_head\": 12, "
+             "\"activation_function\": \"gelu\"}",
+             &c);
+    assert_false(c.is_gelu_new);
+    model_config_fini(&c);
+    /* GPTBigCodeConfig defaults to gelu_pytorch_tanh (F.gelu) */
+    parse_ok("{\"model_type\": \"gpt_bigcode\", \"n_embd\": 768, \"n_layer\": 12, "
+             "\"n_head\": 12}",
+             &c);
+    assert_false(c.is_gelu_new);
     model_config_fini(&c);
 }
 

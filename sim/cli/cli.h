@@ -65,6 +65,12 @@ int cli_parse(const char *command, const char *help, int argc, char **argv, int 
     "                   the loss: eager is PyTorch's on logits.float() (HF models,\n"             \
     "                   torchtitan), fused a kernel on the logits with the gradient in\n"          \
     "                   place (Megatron, llm-foundry); sets the loss's memory (default: eager)\n" \
+    "  --elementwise fused|eager\n"                                                                \
+    "                   the layer's element-wise work: fused kernels (Megatron's scale-mask-\n"   \
+    "                   softmax and bias-GeLU, F.gelu, F.silu), or eager, one kernel per\n"      \
+    "                   PyTorch operation as HF transformers' modeling code runs it: the\n"     \
+    "                   unfused attention's scale, masks and softmax apart (with\n"             \
+    "                   --flash-attention off) and gelu_new as eight kernels (default: fused)\n" \
     "  --flash-attention on|v2|v1|off\n"                                                           \
     "                   attention without stored s x s scores: on is FlashAttention-2 (v2),\n"    \
     "                   v1 the first FlashAttention at half its throughput, off the unfused\n"   \
@@ -153,12 +159,17 @@ int cli_setup_options(const char *command, const char *seq_len, const char *reco
  * and read them with cli_train_overrides). */
 #define CLI_TRAIN_OPTIONS                                                                          \
     {"--micro-batch", true, NULL}, {"--grad-accum", true, NULL}, {"--global-batch", true, NULL},   \
-        {"--cross-entropy", true, NULL}, {"--precision", true, NULL}
-#define CLI_N_TRAIN_OPTIONS 5
+        {"--cross-entropy", true, NULL}, {"--elementwise", true, NULL},                            \
+        {"--precision", true, NULL}
+#define CLI_N_TRAIN_OPTIONS 6
 
 /* --cross-entropy eager|fused (NULL: eager) into out->is_fused_loss. 0, or EXIT_BAD_USAGE
  * with the message printed. */
 int cli_cross_entropy(const char *command, const char *text, EstimateOptions *out);
+
+/* --elementwise fused|eager (NULL: fused) into out->is_eager_elementwise. 0, or
+ * EXIT_BAD_USAGE with the message printed. */
+int cli_elementwise(const char *command, const char *text, EstimateOptions *out);
 
 /* --micro-batch, --grad-accum, --global-batch and --precision from options into out (zero
  * when absent). 0, or EXIT_BAD_USAGE with the message printed. */

@@ -96,6 +96,7 @@ int cmd_estimate(int argc, char **argv)
         cli_count(cmd, "--nodes", o[OPT_NODES].value, &nodes) ||
         cli_setup_options(cmd, seq, recompute, flash, &opts) ||
         cli_cross_entropy(cmd, cli_value(o, N_OPTS, "--cross-entropy"), &opts) ||
+        cli_elementwise(cmd, cli_value(o, N_OPTS, "--elementwise"), &opts) ||
         cli_headroom(cmd, o[OPT_HEADROOM].value, &opts.headroom_fraction, NULL) ||
         cli_moe_options(cmd, o[OPT_EP_SIZE].value, o[OPT_CAPACITY].value,
                         o[OPT_IMBALANCE].value, &opts))
@@ -126,6 +127,8 @@ int cmd_estimate(int argc, char **argv)
     cli_setup_defaults(seq, recompute, flash, &model, &setup_defaults);
     if (cli_value(o, N_OPTS, "--cross-entropy") == NULL)
         strlist_addf(&setup_defaults, "--cross-entropy eager");
+    if (cli_value(o, N_OPTS, "--elementwise") == NULL)
+        strlist_addf(&setup_defaults, "--elementwise fused");
     if (o[OPT_HEADROOM].value == NULL)
         strlist_addf(&setup_defaults, "--headroom %.2f (of GPU memory kept free)",
                      ESTIMATE_DEFAULT_HEADROOM_FRACTION);

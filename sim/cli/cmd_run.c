@@ -238,6 +238,7 @@ static int parse_args(int argc, char **argv, RunArgs *a)
         cli_setup_options(cmd, o[OPT_SEQ_LEN].value, o[OPT_RECOMPUTE].value, o[OPT_FLASH].value,
                           &a->est_opts) ||
         cli_cross_entropy(cmd, cli_value(o, N_OPTS, "--cross-entropy"), &a->est_opts) ||
+        cli_elementwise(cmd, cli_value(o, N_OPTS, "--elementwise"), &a->est_opts) ||
         cli_headroom(cmd, o[OPT_HEADROOM].value, &a->est_opts.headroom_fraction, NULL) ||
         cli_moe_options(cmd, o[OPT_EP_SIZE].value, o[OPT_CAPACITY].value,
                         o[OPT_IMBALANCE].value, &a->est_opts) ||
@@ -313,6 +314,8 @@ static void record_defaults(const RunArgs *a, const ModelConfig *model, const Tr
                        defaults);
     if (cli_value(o, N_OPTS, "--cross-entropy") == NULL)
         strlist_addf(defaults, "--cross-entropy eager");
+    if (cli_value(o, N_OPTS, "--elementwise") == NULL)
+        strlist_addf(defaults, "--elementwise fused");
     if (o[OPT_EXPANDABLE].value == NULL)
         strlist_addf(defaults, "caching allocator with fixed segments (PyTorch's default; "
                                "--expandable-segments for expandable_segments:True)");

@@ -434,6 +434,15 @@ static int read_gpt2_shape(Reader *r)
         strlist_addf(&c->defaults_used, "n_inner = %llu (4 x n_embd, %s)",
                      (unsigned long long)c->ffn_hidden, r->cls);
     }
+    /* Any of transformers' ACT2FN names is accepted; only gelu_new is timed apart (the
+     * others run as one kernel). GPT2Config and GPTJConfig default to gelu_new,
+     * GPTBigCodeConfig to gelu_pytorch_tanh (F.gelu, one kernel). */
+    mark(r, "activation_function");
+    char act[40] = "";
+    if (jsonfile_get_string(r->root, "activation_function", r->at, act, sizeof act, r->err) < 0)
+        return -1;
+    c->is_gelu_new = act[0] == '\0' ? c->family != MODEL_FAMILY_BIGCODE
+                                     : strcmp(act, "gelu_new") == 0;
     return 0;
 }
 

@@ -127,6 +127,9 @@ typedef struct ModelConfig {
     bool has_mlp_bias;     /* MLP projections carry biases */
     bool has_lm_head_bias; /* the untied output projection carries a bias (GPT-J, Phi) */
     bool is_gated_mlp;     /* gate, up and down projections (SwiGLU/GeGLU) instead of two */
+    bool is_gelu_new;      /* activation_function "gelu_new": transformers' tanh GeLU written
+                              as eight PyTorch operations (activations.py; GPT-2's and GPT-J's
+                              default), one kernel each under --elementwise eager */
     bool is_gate_up_fused; /* gate and up are one module (Phi-3) */
     bool is_tied;          /* output projection shares the input embedding */
     bool is_qkv_fused;     /* Q, K, V are one module (matters for "largest layer") */

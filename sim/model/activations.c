@@ -29,6 +29,10 @@ void activations_bytes(const ModelConfig *cfg, const RunSetup *setup, Activation
 
     uint64_t attn = e * h + e * q_dim + 2 * e * kv_dim + e * q_dim + h;
     uint64_t mlp = cfg->is_gated_mlp ? e * h + 4 * e * f + h : e * h + 2 * e * f + h;
+    /* eager gelu_new (kernels.c) also saves 0.5 x, tanh's output and 1 + tanh for its
+     * backward (the product's two operands, tanh_backward's input) */
+    if (setup->is_eager_elementwise && cfg->is_gelu_new && !cfg->is_gated_mlp)
+        mlp += 3 * e * f;
     if (cfg->moe.n_experts > 0) {
         /* A MoE layer keeps, per token: its input (router and shared experts read it), the
          * router's fp32 probabilities over the experts, and for each of its capacity_factor x

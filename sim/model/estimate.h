@@ -40,6 +40,7 @@ typedef struct EstimateOptions {
     bool has_fsdp_autocast_casts; /* fp32 FSDP parameters cast by 16-bit autocast at each use */
     bool is_flash_attention_v1; /* FlashAttention (v1) rather than FlashAttention-2 */
     bool is_fused_loss;         /* --cross-entropy fused */
+    bool is_eager_elementwise;  /* --elementwise eager */
     uint64_t ep_size;           /* expert parallelism (--ep-size; 0 or 1: none; model/moe.h) */
     double capacity_factor;     /* expert capacity factor (--moe-capacity-factor; 0: 1.0) */
     double moe_imbalance;       /* busiest expert's share, dropless (--moe-imbalance; 0: 1) */

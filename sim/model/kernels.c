@@ -336,6 +336,20 @@ static void norm(LayerKernels *o, const ModelConfig *cfg, const KernelGpu *g, do
         pointwise(o, g, elems, 1.0, e);
 }
 
+/* transformers' gelu_new (activations.py: 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 *
+ * x^3))), unchanged from 4.x to today) in eager PyTorch: eight kernels, as a torch.compile
+ * trace of it lists them (mul 0.5, pow 3, mul, add, mul, tanh, add 1, mul), reading ten and
+ * writing eight tensors of the activation's size. Autograd's backward, node by node: the
+ * product's two gradients (r 2 w 1 each), tanh_backward (r 2 w 1), the two scalar products
+ * (r 1 w 1 each), pow's gradient grad * 3 x^2 (pow, mul, mul: r 4 w 3), the 0.5 x branch (r 1
+ * w 1) and the sums of x's three incoming gradients (two adds, r 2 w 1 each): 28 tensor
+ * passes in 11 kernels. */
+static void gelu_new_eager(LayerKernels *o, const KernelGpu *g, double elems, double e)
+{
+    memory(&o->fwd, g, 18.0 * elems * e, 8.0);
+    memory(&o->bwd, g, 28.0 * elems * e, 11.0);
+}
+
 /* Dropout keeps a 1-byte mask: forward reads x, writes y and the mask; backward reads the
  * gradient and the mask and writes the input gradient. */
 static void dropout(LayerKernels *o, const KernelGpu *g, double elems, double e)
@@ -362,11 +376,19 @@ static void attention_core(LayerKernels *o, const ModelConfig *cfg, const RunSet
             kernels_attention_s(g, kernel, PLATFORM_FLASH_BWD, d, seq, FLASH_BWD_FACTOR * flops);
         o->bwd.n_kernels += 2.0; /* the dO.O row sums, then the main backward kernel */
     } else {
-        /* Megatron's fused scale-mask-softmax: one kernel reading and writing the scores
-         * (the full s x s, masked, not halved). */
+        /* Fused: Megatron's scale-mask-softmax, one kernel reading and writing the scores
+         * (the full s x s, masked, not halved). Eager: transformers' attention as its
+         * modeling code writes it, a kernel per operation over the scores. GPT-2
+         * (GPT2Attention._attn, from 4.x): attn_weights / sqrt(d), torch.where(causal_mask,
+         * ...), + attention_mask (the [b, 1, 1, s] padding mask GPT2Model builds from the
+         * tokenizer's attention_mask, as HF Trainer and run_clm pass it), softmax; other
+         * families: the scale, the additive causal mask, softmax. The masks are broadcast
+         * reads of s^2 or b s elements, not counted. */
         const double scores = b * a * seq * seq;
+        const bool is_gpt2 = cfg->family == MODEL_FAMILY_GPT2;
+        const double passes = s->is_eager_elementwise ? (is_gpt2 ? 4.0 : 3.0) : 1.0;
         gemm(core, g, b * a, seq, seq, d, e); /* S = Q K^T, per head */
-        memory(core, g, 2.0 * scores * e, 1.0);
+        memory(core, g, passes * 2.0 * scores * e, passes);
         if (cfg->family == MODEL_FAMILY_GPT2)
             memory(core, g, scores * (2.0 * e + 1.0), 1.0); /* attention dropout */
         gemm(core, g, b * a, seq, d, seq, e);               /* O = P V */
@@ -375,6 +397,11 @@ static void attention_core(LayerKernels *o, const ModelConfig *cfg, const RunSet
         if (cfg->family == MODEL_FAMILY_GPT2)
             memory(&o->bwd, g, scores * (2.0 * e + 1.0), 1.0);
         memory(&o->bwd, g, 3.0 * scores * e, 1.0); /* dS from P and dP */
+        /* eager: the scale's backward (grad / sqrt(d)) and GPT-2's where (the gradient
+         * masked), each reading and writing the scores' gradient; an added mask's backward is
+         * the identity */
+        if (s->is_eager_elementwise)
+            memory(&o->bwd, g, (is_gpt2 ? 2.0 : 1.0) * 2.0 * scores * e, is_gpt2 ? 2.0 : 1.0);
         gemm(&o->bwd, g, b * a, seq, d, seq, e);   /* dQ = dS K */
         gemm(&o->bwd, g, b * a, seq, d, seq, e);   /* dK = dS^T Q */
     }
@@ -602,7 +629,10 @@ void kernels_layer_of(const ModelConfig *cfg, const RunSetup *setup, const Kerne
         pointwise(out, g, t * f, 2.0, e); /* x up */
     } else {
         linear(out, g, t, f, h, e, sop.is_saved[li++]);
-        pointwise(out, g, t * f, 1.0, e); /* GeLU */
+        if (setup->is_eager_elementwise && cfg->is_gelu_new)
+            gelu_new_eager(out, g, t * f, e);
+        else
+            pointwise(out, g, t * f, 1.0, e); /* GeLU, one kernel */
     }
     if (!is_moe)
         linear(out, g, t, h, f, e, sop.is_saved[li++]); /* down */

@@ -36,6 +36,11 @@ typedef struct RunSetup {
     unsigned act_bytes; /* bytes per activation element: 2 (fp16/bf16) or 4 (fp32) */
     bool is_fused_loss; /* a fused cross-entropy on the logits (Megatron's, flash-attn's)
                            rather than PyTorch's eager one on logits.float() */
+    bool is_eager_elementwise; /* the model code's element-wise work as one kernel per
+                                  PyTorch operation (HF transformers' eager modeling code:
+                                  the unfused attention's scale, masks and softmax apart,
+                                  gelu_new as eight kernels) rather than fused kernels
+                                  (Megatron's scale-mask-softmax and bias-GeLU) */
     /* mixtures of experts (model/moe.h); ignored for dense models */
     uint64_t ep_size;       /* expert-parallel group: ranks that split each layer's experts
                                (DeepSpeed-MoE's ep_size; --ep-size); 0 or 1: none */

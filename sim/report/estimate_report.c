@@ -235,6 +235,7 @@ void estimate_report_json_inputs(JsonWriter *w, const EstimateReport *r)
                 : e->setup.is_flash_attention_v1 ? 1
                                                  : 2);
     json_kv_string(w, "cross_entropy", e->setup.is_fused_loss ? "fused" : "eager");
+    json_kv_string(w, "elementwise", e->setup.is_eager_elementwise ? "eager" : "fused");
     json_kv_u64(w, "grad_comm_bytes", e->mem.grad_comm_bytes);
     json_key(w, "defaults_applied");
     json_begin_array(w);

@@ -16,9 +16,10 @@ run as a temporary copy of the platform file with nccl.version set, which select
 tuner constants and memory; the shipped platform files are not touched), the CUDA module
 loading of its software stack
 ("cuda_module_loading": eager before CUDA 11.7 and PyTorch 1.13), optimizer offload and attention kernels (FlashAttention,
-or "flash": "off" for the unfused softmax of the case's codebase). A DeepSpeed config is
+or "flash": "off" for the unfused softmax of the case's codebase), and the element-wise kernels
+("elementwise": "eager" for HF transformers' modeling code run op by op, else fused). A DeepSpeed config is
 written from the training section. The metric is the one the source published (TFLOP/s per
-GPU by Megatron's formula, tokens/s per GPU, MFU). Each case has an error budget
+GPU by Megatron's formula, tokens/s per GPU, MFU, samples/s of the whole job). Each case has an error budget
 ("budget_pct", the |error| --check allows): the target of 10%, or, for a case the model does
 not yet reach, its present error with the reason in "budget_reason", so that a change that
 makes any case worse fails CI. Verdict cases
@@ -95,6 +96,8 @@ def simulate(zerosim, case, extra=(), recompute=None):
         cmd += ["--fsdp-version", str(run["fsdp_version"])]
     if run.get("fsdp_param_dtype"):  # FSDP's MixedPrecision.param_dtype
         cmd += ["--fsdp-param-dtype", run["fsdp_param_dtype"]]
+    if run.get("elementwise"):  # the model code's element-wise kernels (HF eager, fused)
+        cmd += ["--elementwise", run["elementwise"]]
     if run.get("ep_size"):  # expert parallelism of a mixture of experts
         cmd += ["--ep-size", str(run["ep_size"])]
     if run.get("mode"):  # symmetric mode for thousands of GPUs
@@ -129,7 +132,8 @@ def rows(zerosim):
             t = report["throughput"]
             predicted = {"tflops_per_gpu": t["tflops_per_gpu"],
                          "tokens_per_s_per_gpu": t["tokens_per_s"] / gpus,
-                         "mfu": t["mfu"]}[metric]
+                         "mfu": t["mfu"],
+                         "samples_per_s": t["tokens_per_s"] / case["run"]["seq"]}[metric]
             out.append((case["id"], metric, published, predicted,
                         "fits" if report["memory"]["fits"] else "OUT OF MEMORY", budget))
     return out
