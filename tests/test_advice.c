@@ -92,7 +92,7 @@ static void test_advice_rank_prefers_room_among_near_equal(void **state)
     FILE *out = open_memstream(&buf, &n);
     advice_text(out, &a);
     fclose(out);
-    assert_non_null(strstr(buf, "It leaves 30.0 GiB of the GPU's 80 GiB free"));
+    assert_non_null(strstr(buf, "It leaves 30.0 GiB of the GPU's 80.0 GiB free"));
     assert_int_equal(c[0].chosen_for, ADVICE_ROOM);
     /* 1000 / 990 - 1 = 1.0% faster, 2 GiB free */
     assert_non_null(strstr(buf, "The fastest, ZeRO-2, is only 1.0% faster and leaves 2.0 GiB free"));
@@ -124,7 +124,7 @@ static void test_advice_json_recommends_zero3_when_params_exceed_a_gpu(void **st
     advice_json(f, &a);
     fclose(f);
     assert_non_null(strstr(buf, "\"recommended\": {\n    \"zero_stage\": 3"));
-    assert_non_null(strstr(buf, "exceed a GPU's 80 GiB, so only ZeRO-3 shards them"));
+    assert_non_null(strstr(buf, "exceed a GPU's 80.0 GiB, so only ZeRO-3 shards them"));
     free(buf);
 }
 
@@ -246,8 +246,8 @@ static void test_advice_names_the_reason_a_stage_does_not_fit(void **state)
     assert_non_null(strstr(buf, "no: gpu +100.0 GiB (states)"));
     assert_non_null(strstr(buf, "no: gpu +6.0 GiB (activations)"));
     assert_non_null(strstr(buf, "Simpler configurations do not fit: DDP: its model states "
-                                "alone need 180.0 GiB of a GPU's 80 GiB; ZeRO-2: its model "
-                                "states fit (40.0 GiB of 80 GiB) but not the activations of "
+                                "alone need 180.0 GiB of a GPU's 80.0 GiB; ZeRO-2: its model "
+                                "states fit (40.0 GiB of 80.0 GiB) but not the activations of "
                                 "micro-batch 1 with no checkpointing (6.0 GiB short)."));
     free(buf);
 }

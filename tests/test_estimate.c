@@ -107,7 +107,8 @@ static void test_estimate_build_gpt2_1_5b_zero2_fits_on_dgx(void **state)
     assert_int_equal(est.gpu_peak,
                      est.mem.gpu_model_states + est.mem.gpu_buffers + est.gpu_activations);
     assert_int_equal(est.gpu_activations, est.act.peak);
-    assert_int_equal(est.gpu_capacity, 80ull << 30); /* A100 80GB: 81920 MiB */
+    /* A100-SXM4-80GB: what CUDA can allocate, not the 80 GiB (dgx-a100-80g.json) */
+    assert_int_equal(est.gpu_capacity, 85100068864ull);
     assert_true(est.fits_gpu);
     assert_true(est.fits);
     assert_true(est.has_ds_estimate);
@@ -123,7 +124,7 @@ static void test_estimate_build_gpt2_1_5b_zero2_fits_on_dgx(void **state)
 /* The realistic GPU side of gpt2-1.5b ZeRO-2 on 8 A100s (dgx-a100-80g's runtime section):
  * step copies (2 + 4) x ceil(Psi/8); two cuBLAS workspaces of 8,519,680 B; the context
  * 266,076,160 B and one communicator's ring, 24 channels x 12 MiB (runtime_memory.h), outside
- * the allocator; the verdict keeps 5% of 80 GiB free. FSDP steps in place: no copies. */
+ * the allocator; the verdict keeps 5% of the 85,100,068,864 bytes CUDA can allocate free. FSDP steps in place: no copies. */
 static void test_estimate_build_device_peak_and_headroom(void **state)
 {
     (void)state;
@@ -145,7 +146,7 @@ static void test_estimate_build_device_peak_and_headroom(void **state)
     assert_int_equal(est.gpu_allocated_peak, est.mem.gpu_model_states + est.mem.gpu_buffers +
                                                  working + 2 * 8519680ull);
     assert_int_equal(est.gpu_device_peak, est.gpu_allocated_peak + est.runtime.outside_bytes);
-    assert_int_equal(est.gpu_headroom, (uint64_t)(0.05 * (double)(80ull << 30)));
+    assert_int_equal(est.gpu_headroom, (uint64_t)(0.05 * 85100068864.0));
     assert_true(est.fits_gpu);
     /* a headroom that leaves less than the device peak turns the verdict */
     opts.headroom_fraction = 1.0 - (double)est.gpu_device_peak / (double)(80ull << 30) + 1e-3;

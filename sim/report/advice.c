@@ -125,11 +125,11 @@ static void add_misfit(char *out, size_t n, size_t *used, const Candidate *c, do
         add(out, n, used, "runs out of %s memory by %.1f GiB", c->runs_out,
             gib(c->shortfall_bytes));
     else if (strcmp(c->limit, "states") == 0)
-        add(out, n, used, "its model states alone need %.1f GiB of a GPU's %.0f GiB",
+        add(out, n, used, "its model states alone need %.1f GiB of a GPU's %.1f GiB",
             gib(c->gpu_states_bytes), gib(hbm));
     else
         add(out, n, used,
-            "its model states fit (%.1f GiB of %.0f GiB) but not the activations of "
+            "its model states fit (%.1f GiB of %.1f GiB) but not the activations of "
             "micro-batch %llu with %s checkpointing (%.1f GiB short)",
             gib(c->gpu_states_bytes), gib(hbm), (unsigned long long)c->micro_batch,
             ck_phrase(c, ck, sizeof ck), gib(c->shortfall_bytes));
@@ -224,7 +224,7 @@ static void explain(const Advice *a, char *out, size_t n)
             (unsigned long long)best->max_live_parameters);
     if (best->is_simulated)
         add(out, n, &used,
-            "It leaves %.1f GiB of the GPU's %.0f GiB free (device peak "
+            "It leaves %.1f GiB of the GPU's %.1f GiB free (device peak "
             "%.1f GiB: the caching allocator's reserve plus the CUDA "
             "context and NCCL buffers). ",
             gib(hbm - best->sim_gpu_peak_bytes), gib(hbm), gib(best->sim_gpu_peak_bytes));
@@ -262,32 +262,32 @@ static void explain(const Advice *a, char *out, size_t n)
             best->bottleneck, 100.0 * best->bottleneck_share);
     else if (offloads)
         add(out, n, &used,
-            "The model states do not fit the GPUs' %.0f GiB without moving them "
+            "The model states do not fit the GPUs' %.1f GiB without moving them "
             "off the GPU: the selection guide's case for offload (few GPUs, large model). "
             "It costs PCIe transfers%s; %s %s (%.0f%%).",
             gib(hbm), best->offload_optimizer == OFFLOAD_NVME ? " and NVMe traffic" : "", tail,
             best->bottleneck, 100.0 * best->bottleneck_share);
     else if (best->zero_stage == 3 && params > hbm)
         add(out, n, &used,
-            "The 16-bit parameters alone (2 Psi = %.1f GiB) exceed a GPU's %.0f "
+            "The 16-bit parameters alone (2 Psi = %.1f GiB) exceed a GPU's %.1f "
             "GiB, so only ZeRO-3 shards them (the guide: parameters do not fit); it moves "
             "3 Psi per step instead of 2; %s %s (%.0f%%).",
             gib(params), gib(hbm), tail, best->bottleneck, 100.0 * best->bottleneck_share);
     else if (best->zero_stage == 3)
         add(out, n, &used,
-            "The parameters would fit a GPU (2 Psi = %.1f GiB of %.0f GiB), but "
+            "The parameters would fit a GPU (2 Psi = %.1f GiB of %.1f GiB), but "
             "ZeRO-3 leaves room for a larger micro-batch or hides its 50%% extra "
             "communication behind compute on this network; %s %s (%.0f%%).",
             gib(params), gib(hbm), tail, best->bottleneck, 100.0 * best->bottleneck_share);
     else if (best->zero_stage == 2)
         add(out, n, &used,
-            "The parameters fit a GPU (2 Psi = %.1f GiB of %.0f GiB), so sharding "
+            "The parameters fit a GPU (2 Psi = %.1f GiB of %.1f GiB), so sharding "
             "optimizer states and gradients is enough (the guide's ZeRO-2 case) and "
             "ZeRO-3's 50%% more communication is avoided; %s %s (%.0f%%).",
             gib(params), gib(hbm), tail, best->bottleneck, 100.0 * best->bottleneck_share);
     else if (best->zero_stage == 1)
         add(out, n, &used,
-            "Parameters and gradients fit a GPU (4 Psi = %.1f GiB of %.0f GiB): "
+            "Parameters and gradients fit a GPU (4 Psi = %.1f GiB of %.1f GiB): "
             "sharding the optimizer states (12 Psi) is enough, at DDP's communication "
             "(the guide's ZeRO-1 case); %s %s (%.0f%%).",
             gib(params_grads), gib(hbm), tail, best->bottleneck, 100.0 * best->bottleneck_share);

@@ -66,7 +66,7 @@ void estimate_report_text(FILE *out, const EstimateReport *r)
                 (unsigned long long)(s->n_gpus / ep), moe_capacity_factor(s),
                 moe_load_factor(s));
     }
-    fprintf(out, "cluster      %llu x %s (%llu node%s x %llu), %.0f GiB HBM each\n",
+    fprintf(out, "cluster      %llu x %s (%llu node%s x %llu), %.2f GiB HBM each\n",
             (unsigned long long)platform_n_gpus(p), p->gpu.model, (unsigned long long)p->n_nodes,
             p->n_nodes == 1 ? "" : "s", (unsigned long long)p->gpus_per_node,
             gib(p->gpu.hbm_bytes));
