@@ -965,6 +965,43 @@ static void test_zero_schedule_list_api_gathers_drain_the_reduce_stream(void **s
     }
 }
 
+/* ZeRO-3 from 0.6 with the optimizer on the CPU copies each reduced gradient partition to the
+ * host with a blocking copy_ in backward's hook (stage3.py __partition_grads): the backward
+ * kernels after a bucket wait for its copy to the host. Before 0.6 the copy was non-blocking:
+ * no compute op waits for one. */
+static void test_zero_schedule_offload_blocks_backward_on_the_host_copy(void **state)
+{
+    (void)state;
+    const char *offload =
+        "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+        " \"zero_optimization\": {\"stage\": 3, \"reduce_bucket_size\": 10000000,"
+        " \"offload_optimizer\": {\"device\": \"cpu\"}}}";
+    for (int gen = 0; gen < 2; gen++) {
+        Graph *g = build_only(offload, 1, gen ? ZERO3_GEN_PER_PARAMETER : ZERO3_GEN_PER_SUBMODULE);
+        const Op *ops = graph_ops(g);
+        const OpId *succ = graph_successors(g);
+        const uint32_t n = graph_n_ops(g), copy_label = graph_find_label(g, "gradients to host");
+        uint32_t copies = 0, waited = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            if (ops[i].rank != 0 || ops[i].label != copy_label)
+                continue;
+            copies++;
+            bool has_compute = false;
+            for (uint32_t k = ops[i].succ_begin; k < ops[i].succ_end; k++)
+                has_compute |= ops[succ[k]].stream_kind == STREAM_COMPUTE &&
+                               ops[succ[k]].kind == OP_COMPUTE;
+            waited += has_compute;
+        }
+        assert_true(copies >= 2);
+        if (gen)
+            assert_int_equal(waited, 0);
+        else
+            assert_int_equal(waited, 2); /* the buckets flushed before layers 1 and 0's
+                                            backward; the last ones precede no backward kernel */
+        graph_destroy(g);
+    }
+}
+
 /* Under full recomputation the recomputed forward runs the module hooks again: each module is
  * fetched, recomputed, and released by its post-forward hook unless the parameters traced
  * before its next use (its backward) stay under stage3_max_reuse_distance (stage3.py v0.3.14,
@@ -1278,6 +1315,7 @@ int main(void)
         cmocka_unit_test(test_zero_schedule_nvme_sub_groups_are_whole_tensors),
         cmocka_unit_test(test_zero_schedule_moe_graph),
         cmocka_unit_test(test_zero_schedule_list_api_gathers_drain_the_reduce_stream),
+        cmocka_unit_test(test_zero_schedule_offload_blocks_backward_on_the_host_copy),
         cmocka_unit_test(test_zero_schedule_list_api_regathers_after_recompute),
         cmocka_unit_test(test_zero_schedule_list_api_copies_persistent_parameters),
         cmocka_unit_test(test_zero_schedule_list_api_holds_gradients),

@@ -368,6 +368,23 @@ static void grad_holds_end(Builder *b, bool is_boundary)
     b->has_held = false;
 }
 
+/* ZeRO-3 from 0.6 with the optimizer on the CPU copies each reduced gradient partition into
+ * the host's fp32 gradients with a blocking copy (stage3.py __partition_grads:
+ * fp32_grad_tensor.copy_(grad_buffer), no non_blocking, from v0.6.0 to v0.16.4 and after;
+ * PyTorch's copy_ to the host then synchronises the stream it runs on, the
+ * reduce-and-partition stream), inside backward's gradient hook: the host launches nothing
+ * more until the bucket's reduction and its copy are done, so the next backward kernels wait
+ * for them. Before 0.6 the copy was non_blocking (v0.5.10: copy_(src_tensor,
+ * non_blocking=True)); NVMe swaps the gradients out through the swapper instead. */
+static void block_on_host_copy(Builder *b)
+{
+    if (b->z->stage != 3 || b->is_list_api || b->is_textbook ||
+        b->z->offload_optimizer.device != OFFLOAD_CPU)
+        return;
+    for (uint32_t r = 0; r < b->n_ranks; r++)
+        b->wait_bucket[r] = b->last_d2h[r];
+}
+
 /* Reduces the gradients gathered so far in one bucket, after each rank's last compute op.
  * With overlap the reduce stream runs it while compute goes on, at most two buckets in
  * flight (DeepSpeed's two alternating buffers); without, compute waits for it. */
@@ -380,8 +397,10 @@ static void flush_bucket(Builder *b, bool is_overlapped)
     b->bucket_elems = 0;
     if (b->n_ranks == 1) {
         b->bucket_tensors = 0;
-        if (offload_has_optimizer(b))
+        if (offload_has_optimizer(b)) {
             offload_gradients(b, elems, b->last_compute);
+            block_on_host_copy(b);
+        }
         return;
     }
     const GroupSet *set = b->z->stage == 3 ? &b->shards : &b->world;
@@ -414,6 +433,8 @@ static void flush_bucket(Builder *b, bool is_overlapped)
         /* The buffer being refilled next is the one the bucket before this used. */
         b->wait_bucket[r] = is_overlapped ? b->bucket_prev[r] : b->ops[r];
     }
+    if (offload_has_optimizer(b))
+        block_on_host_copy(b);
 }
 
 /* The expert gradients gathered so far, reduced over each rank's expert-data-parallel group
