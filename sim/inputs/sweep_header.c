@@ -107,10 +107,15 @@ int sweep_header_parse(SweepHeader *out, const char *file, const char *line, siz
     const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(o, "inputs_fnv1a64");
     unsigned long long s = 0, n = 0;
     int used = 0;
-    bool ok = cJSON_IsObject(o) && cJSON_IsNumber(format) && cJSON_IsString(version) &&
+    /* counts are exact integers in a double up to 2^53; beyond, the file is not one zerosim
+     * wrote (and the conversion to an integer would be undefined) */
+    const double most = 9007199254740992.0;
+    bool ok = cJSON_IsObject(o) && cJSON_IsNumber(format) && format->valuedouble >= 0 &&
+              format->valuedouble <= 1e6 && cJSON_IsString(version) &&
               cJSON_IsString(command) && cJSON_IsString(grid) && cJSON_IsNumber(points) &&
-              points->valuedouble >= 0 && cJSON_IsNumber(shard_points) &&
-              shard_points->valuedouble >= 0 && cJSON_IsString(shard) && cJSON_IsObject(inputs) &&
+              points->valuedouble >= 0 && points->valuedouble <= most &&
+              cJSON_IsNumber(shard_points) && shard_points->valuedouble >= 0 &&
+              shard_points->valuedouble <= most && cJSON_IsString(shard) && cJSON_IsObject(inputs) &&
               parse_hex(cJSON_GetObjectItemCaseSensitive(o, "grid_fnv1a64"), &out->grid_hash) ==
                   0 &&
               sscanf(shard->valuestring, "%llu/%llu%n", &s, &n, &used) == 2 &&
