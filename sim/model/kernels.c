@@ -389,19 +389,20 @@ static void attention_core(LayerKernels *o, const ModelConfig *cfg, const RunSet
         const double passes = s->is_eager_elementwise ? (is_gpt2 ? 4.0 : 3.0) : 1.0;
         gemm(core, g, b * a, seq, seq, d, e); /* S = Q K^T, per head */
         memory(core, g, passes * 2.0 * scores * e, passes);
-        if (cfg->family == MODEL_FAMILY_GPT2)
+        if (is_gpt2)
             memory(core, g, scores * (2.0 * e + 1.0), 1.0); /* attention dropout */
         gemm(core, g, b * a, seq, d, seq, e);               /* O = P V */
         gemm(&o->bwd, g, b * a, seq, seq, d, e);            /* dP = dO V^T */
         gemm(&o->bwd, g, b * a, seq, d, seq, e);            /* dV = P^T dO */
-        if (cfg->family == MODEL_FAMILY_GPT2)
+        if (is_gpt2)
             memory(&o->bwd, g, scores * (2.0 * e + 1.0), 1.0);
         memory(&o->bwd, g, 3.0 * scores * e, 1.0); /* dS from P and dP */
         /* eager: the scale's backward (grad / sqrt(d)) and GPT-2's where (the gradient
          * masked), each reading and writing the scores' gradient; an added mask's backward is
          * the identity */
+        const double bwd_passes = is_gpt2 ? 2.0 : 1.0;
         if (s->is_eager_elementwise)
-            memory(&o->bwd, g, (is_gpt2 ? 2.0 : 1.0) * 2.0 * scores * e, is_gpt2 ? 2.0 : 1.0);
+            memory(&o->bwd, g, bwd_passes * 2.0 * scores * e, bwd_passes);
         gemm(&o->bwd, g, b * a, seq, d, seq, e);   /* dQ = dS K */
         gemm(&o->bwd, g, b * a, seq, d, seq, e);   /* dK = dS^T Q */
     }

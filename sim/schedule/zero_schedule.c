@@ -375,7 +375,8 @@ static void grad_holds_end(Builder *b, bool is_boundary)
  * reduce-and-partition stream), inside backward's gradient hook: the host launches nothing
  * more until the bucket's reduction and its copy are done, so the next backward kernels wait
  * for them. Before 0.6 the copy was non_blocking (v0.5.10: copy_(src_tensor,
- * non_blocking=True)); NVMe swaps the gradients out through the swapper instead. */
+ * non_blocking=True)); NVMe swaps the gradients out through the swapper instead. The copy
+ * follows the bucket's reduction, so waiting for it also waits for what wait_bucket held. */
 static void block_on_host_copy(Builder *b)
 {
     if (b->z->stage != 3 || b->is_list_api || b->is_textbook ||
@@ -433,8 +434,7 @@ static void flush_bucket(Builder *b, bool is_overlapped)
         /* The buffer being refilled next is the one the bucket before this used. */
         b->wait_bucket[r] = is_overlapped ? b->bucket_prev[r] : b->ops[r];
     }
-    if (offload_has_optimizer(b))
-        block_on_host_copy(b);
+    block_on_host_copy(b);
 }
 
 /* The expert gradients gathered so far, reduced over each rank's expert-data-parallel group
