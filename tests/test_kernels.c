@@ -411,6 +411,51 @@ static void test_kernels_layer_mpt_by_hand(void **state)
                (T * h * 4 + 1280 * h * 4 + 3 * T * h * 4 + T * 1280 * 20.0 / 0.61) / B, 1e-12);
 }
 
+/* The step by kernel family (kernels_step_time) on the MPT toy layer above, 2 layers, full
+ * recomputation, 3 micro-batches: every family is 3 x (2 x (fwd + bwd + recomputed fwd) +
+ * head), the GEMMs' useful FLOPs are 2 m n k each (a layer's forward: 2 T h (3h + h + f + f),
+ * backward twice that), the toy passes are GPU-bound so nothing is launch-bound, and the
+ * families sum to kernels_step_s. A pass shorter than its launches shows its excess as
+ * launch_bound_s. */
+static void test_kernels_step_time_by_family(void **state)
+{
+    (void)state;
+    KernelGpu g = fixture_toy_gpu();
+    ModelConfig cfg = fixture_mpt_layer();
+    cfg.n_layers = 2;
+    RunSetup s = {.seq_len = 1280, .micro_batch = 1, .grad_accum = 3, .is_flash_attention = true,
+                  .act_bytes = 2, .recompute = RECOMPUTE_FULL};
+    LayerKernels k;
+    kernels_layer(&cfg, &s, &g, &k);
+    KernelTime t;
+    kernels_step_time(&cfg, &s, &g, &t);
+    const double T = 1280, h = 1280, f = 5120, V = 1280;
+    assert_rel(t.gemm_s, 3 * (2 * (2 * k.fwd.gemm_s + k.bwd.gemm_s) + k.head_fwd.gemm_s +
+                              k.head_bwd.gemm_s),
+               1e-12);
+    assert_rel(t.attention_s, 3 * 2 * (2 * k.fwd.attention_s + k.bwd.attention_s), 1e-12);
+    assert_rel(t.memory_s, 3 * (2 * (2 * k.fwd.memory_s + k.bwd.memory_s) + k.head_fwd.memory_s +
+                                k.head_bwd.memory_s),
+               1e-12);
+    const double layer_fwd_flops = 2 * T * h * (3 * h + h + f + f);
+    const double head_flops = 2 * T * V * h;
+    assert_rel(t.gemm_flops, 3 * (2 * (2 + 2) * layer_fwd_flops + 3 * head_flops), 1e-12);
+    /* every toy GEMM fills whole waves: achieved rate = the 100 TFLOP/s ceiling */
+    assert_rel(t.gemm_flops / t.gemm_s, 100e12, 1e-12);
+    assert_true(t.launch_bound_s == 0 && t.host_serial_s == 0);
+    assert_rel(t.n_kernels, 3 * (2 * (2 * k.fwd.n_kernels + k.bwd.n_kernels) +
+                                 k.head_fwd.n_kernels + k.head_bwd.n_kernels),
+               1e-12);
+    assert_rel(t.total_s, kernels_step_s(&cfg, &s, &g), 0);
+    assert_rel(t.gemm_s + t.attention_s + t.memory_s, t.total_s, 1e-12);
+    /* a launch floor of 1 ms per kernel: every pass is host-bound, and the excess over its
+     * kernels is what the families miss of the total */
+    g.launch_s = 1e-3;
+    kernels_step_time(&cfg, &s, &g, &t);
+    assert_rel(t.total_s, 1e-3 * t.n_kernels, 1e-12);
+    assert_rel(t.gemm_s + t.attention_s + t.memory_s + t.launch_bound_s, t.total_s, 1e-12);
+}
+
 /* Unfused attention materialises the scores: QK^T and AV batched over heads, the softmax
  * reading and writing b a s^2 elements. */
 static void test_kernels_layer_unfused_attention(void **state)
@@ -569,6 +614,7 @@ int main(void)
         cmocka_unit_test(test_kernels_fp32_attention_has_no_flash_table),
         cmocka_unit_test(test_kernels_c10d_list_copies_by_hand),
         cmocka_unit_test(test_kernels_layer_mpt_by_hand),
+        cmocka_unit_test(test_kernels_step_time_by_family),
         cmocka_unit_test(test_kernels_attention_table_interpolates),
         cmocka_unit_test(test_kernels_layer_flash_at_table_rate),
         cmocka_unit_test(test_kernels_layer_unfused_attention),

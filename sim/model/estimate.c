@@ -177,6 +177,8 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
     /* the kernel model's forward and backward with no communication (model/kernels.h) */
     KernelGpu gpu;
     kernels_gpu(platform, train->precision, &gpu);
-    out->compute_bound_step_s = kernels_step_s(model, setup, &gpu);
+    kernels_step_time(model, setup, &gpu, &out->compute_kernels);
+    out->compute_bound_step_s = out->compute_kernels.total_s;
+    out->matmul_ceiling_flops_per_s = gpu.matmul_flops_per_s;
     return 0;
 }

@@ -75,6 +75,8 @@ typedef struct Estimate {
     bool fits_cpu, fits_nvme, fits;
     double compute_bound_step_s; /* one GPU's forward, recomputation and backward kernels
                                     (kernels_step_s), no communication: a lower bound */
+    KernelTime compute_kernels;  /* the same by kernel family (total_s is the above) */
+    double matmul_ceiling_flops_per_s; /* the GEMMs' ceiling in the run's precision */
 } Estimate;
 
 /* Builds the estimate. Resolves the batch against the platform's GPU count, appending the

@@ -63,6 +63,20 @@ double kernels_pass_s(const KernelGpu *g, const KernelPass *pass)
     return (gpu_s > host_s ? gpu_s : host_s) + pass->host_serial_s;
 }
 
+void kernels_time_add(const KernelGpu *g, const KernelPass *pass, double count, KernelTime *t)
+{
+    const double gpu_s = pass->gemm_s + pass->attention_s + pass->memory_s;
+    const double host_s = pass->n_kernels * g->launch_s + pass->host_s;
+    t->gemm_s += count * pass->gemm_s;
+    t->attention_s += count * pass->attention_s;
+    t->memory_s += count * pass->memory_s;
+    if (host_s > gpu_s)
+        t->launch_bound_s += count * (host_s - gpu_s);
+    t->host_serial_s += count * pass->host_serial_s;
+    t->gemm_flops += count * pass->gemm_flops;
+    t->n_kernels += count * pass->n_kernels;
+}
+
 double kernels_gemm_s(const KernelGpu *g, double batch, double m, double n, double k,
                       double elem_bytes)
 {
@@ -227,6 +241,7 @@ static void gemm(KernelPass *p, const KernelGpu *g, double batch, double m, doub
                  double e)
 {
     p->gemm_s += kernels_gemm_s(g, batch, m, n, k, e);
+    p->gemm_flops += 2.0 * batch * m * n * k;
     p->n_kernels += 1.0;
 }
 
@@ -407,6 +422,7 @@ static void attention_core(LayerKernels *o, const ModelConfig *cfg, const RunSet
         gemm(&o->bwd, g, b * a, seq, d, seq, e);   /* dK = dS^T Q */
     }
     o->fwd.gemm_s += core->gemm_s;
+    o->fwd.gemm_flops += core->gemm_flops;
     o->fwd.attention_s += core->attention_s;
     o->fwd.memory_s += core->memory_s;
     o->fwd.n_kernels += core->n_kernels;
@@ -499,6 +515,31 @@ double kernels_step_s(const ModelConfig *cfg, const RunSetup *setup, const Kerne
             micro_batch_s += fwd;
     }
     return (double)setup->grad_accum * micro_batch_s;
+}
+
+void kernels_step_time(const ModelConfig *cfg, const RunSetup *setup, const KernelGpu *g,
+                       KernelTime *out)
+{
+    *out = (KernelTime){.total_s = 0.0};
+    /* a mixture of experts: its dense and MoE layers, each as the kernels it runs */
+    LayerKernels k[2];
+    kernels_layer_of(cfg, setup, g, false, &k[0]);
+    kernels_layer_of(cfg, setup, g, cfg->moe.n_experts > 0, &k[1]);
+    const double a = (double)setup->grad_accum;
+    kernels_time_add(g, &k[0].head_fwd, a, out);
+    kernels_time_add(g, &k[0].head_bwd, a, out);
+    for (uint64_t u = 0; u < cfg->n_layers; u++) {
+        const LayerKernels *lk = &k[cfg->moe.n_experts > 0 && model_config_is_moe_layer(cfg, u)];
+        kernels_time_add(g, &lk->fwd, a, out);
+        kernels_time_add(g, &lk->bwd, a, out);
+        if (setup->recompute == RECOMPUTE_SELECTIVE)
+            kernels_time_add(g, &lk->attn_core, a, out);
+        else if (setup->recompute == RECOMPUTE_SELECTIVE_OP)
+            kernels_time_add(g, &lk->recompute_op, a, out);
+        else if (setup_is_checkpointed(setup, u))
+            kernels_time_add(g, &lk->fwd, a, out);
+    }
+    out->total_s = kernels_step_s(cfg, setup, g);
 }
 
 /* A MoE layer's MLP block on one rank, as DeepSpeed-MoE and grouped-GEMM MoE codes run it:
@@ -654,6 +695,7 @@ void kernels_layer_of(const ModelConfig *cfg, const RunSetup *setup, const Kerne
     head(out, cfg, g, t, e, cfg->position_rows > 0, setup->is_fused_loss);
     out->recompute_op = (KernelPass){
         .gemm_s = out->fwd.gemm_s - out->op_saved.gemm_s,
+        .gemm_flops = out->fwd.gemm_flops - out->op_saved.gemm_flops,
         .attention_s = out->fwd.attention_s - out->op_saved.attention_s,
         .memory_s = out->fwd.memory_s,
         .n_kernels = out->fwd.n_kernels - out->op_saved.n_kernels,

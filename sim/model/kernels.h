@@ -57,6 +57,7 @@ void kernels_gpu(const Platform *p, Precision precision, KernelGpu *out);
  * kernels already issued, host_serial_s behind a device synchronisation, with the GPU idle. */
 typedef struct KernelPass {
     double gemm_s;      /* GEMMs (and the batched GEMMs of unfused attention) */
+    double gemm_flops;  /* their useful FLOPs, 2 m n k each (before tile quantization) */
     double attention_s; /* fused attention kernels */
     double memory_s;    /* element-wise and reduction kernels */
     double n_kernels;
@@ -68,6 +69,22 @@ typedef struct KernelPass {
  * those take longer (the host issues asynchronously ahead of the GPU), plus the host work
  * behind a synchronisation: max(GPU, n_kernels x launch + host_s) + host_serial_s. */
 double kernels_pass_s(const KernelGpu *g, const KernelPass *pass);
+
+/* A step's compute by kernel family, as kernels_step_time adds it up: the GPU's time in each
+ * family, what the host's issue adds where a pass's launches and framework work outlast its
+ * kernels (launch_bound_s), and what host work behind a synchronisation adds. The parts sum
+ * to total_s, which is kernels_step_s. */
+typedef struct KernelTime {
+    double gemm_s, attention_s, memory_s;
+    double launch_bound_s;
+    double host_serial_s;
+    double gemm_flops; /* the GEMMs' useful FLOPs: gemm_flops / gemm_s is their achieved rate */
+    double n_kernels;
+    double total_s;
+} KernelTime;
+
+/* Adds `count` runs of pass to t (all but total_s, which the caller sets). */
+void kernels_time_add(const KernelGpu *g, const KernelPass *pass, double count, KernelTime *t);
 
 /* One GEMM, C[m x n] = A[m x k] B[k x n], `batch` independent ones in one launch, elements of
  * elem_bytes: max(quantized FLOPs / MAMF, operand bytes / bandwidth). */
@@ -148,5 +165,9 @@ void kernels_layer_of(const ModelConfig *cfg, const RunSetup *setup, const Kerne
  * recomputation, or every layer's unsaved kernels under op-level selective checkpointing),
  * the model's ends. */
 double kernels_step_s(const ModelConfig *cfg, const RunSetup *setup, const KernelGpu *g);
+
+/* The same step by kernel family (KernelTime); out->total_s = kernels_step_s. */
+void kernels_step_time(const ModelConfig *cfg, const RunSetup *setup, const KernelGpu *g,
+                       KernelTime *out);
 
 #endif

@@ -147,7 +147,49 @@ void estimate_report_text(FILE *out, const EstimateReport *r)
             "compute-bound step time: %.3f s (the layers' kernels at their roofline times on "
             "%s, no communication)\n",
             e->compute_bound_step_s, p->gpu.model);
+    estimate_report_kernels_text(out, e);
     estimate_report_defaults_text(out, r);
+}
+
+static void kernel_line(FILE *out, const char *label, double s, double total)
+{
+    if (s > 0)
+        fprintf(out, "  %-38s %9.4f %6.1f%%\n", label, s, total > 0 ? 100.0 * s / total : 0.0);
+}
+
+void estimate_report_kernels_text(FILE *out, const Estimate *e)
+{
+    const KernelTime *k = &e->compute_kernels;
+    const double total = k->total_s;
+    fprintf(out, "\n%-40s %9s %7s\n", "compute-bound step by kernel family", "s", "share");
+    if (k->gemm_s > 0)
+        fprintf(out, "  %-38s %9.4f %6.1f%%   %.1f TFLOP/s of its %.1f ceiling\n", "GEMMs",
+                k->gemm_s, total > 0 ? 100.0 * k->gemm_s / total : 0.0,
+                k->gemm_flops / k->gemm_s / 1e12, e->matmul_ceiling_flops_per_s / 1e12);
+    kernel_line(out, "fused attention", k->attention_s, total);
+    kernel_line(out, "element-wise and reductions", k->memory_s, total);
+    kernel_line(out, "host issue beyond the GPU's kernels", k->launch_bound_s, total);
+    kernel_line(out, "host work behind synchronisations", k->host_serial_s, total);
+    fprintf(out, "  %-38s %9.4f           %.0f kernels\n", "= compute-bound step", total,
+            k->n_kernels);
+}
+
+void estimate_report_kernels_json(JsonWriter *w, const Estimate *e)
+{
+    const KernelTime *k = &e->compute_kernels;
+    json_key(w, "compute_by_kernel");
+    json_begin_object(w);
+    json_kv_double(w, "gemm_s", k->gemm_s);
+    json_kv_double(w, "gemm_flops", k->gemm_flops);
+    json_kv_double(w, "gemm_flops_per_s", k->gemm_s > 0 ? k->gemm_flops / k->gemm_s : 0.0);
+    json_kv_double(w, "matmul_ceiling_flops_per_s", e->matmul_ceiling_flops_per_s);
+    json_kv_double(w, "attention_s", k->attention_s);
+    json_kv_double(w, "memory_s", k->memory_s);
+    json_kv_double(w, "launch_bound_s", k->launch_bound_s);
+    json_kv_double(w, "host_serial_s", k->host_serial_s);
+    json_kv_double(w, "n_kernels", k->n_kernels);
+    json_kv_double(w, "total_s", k->total_s);
+    json_end_object(w);
 }
 
 void estimate_report_defaults_text(FILE *out, const EstimateReport *r)
@@ -346,6 +388,7 @@ void estimate_report_json(FILE *out, const EstimateReport *r)
     json_key(&w, "time");
     json_begin_object(&w);
     json_kv_double(&w, "compute_bound_step_s", e->compute_bound_step_s);
+    estimate_report_kernels_json(&w, e);
     json_end_object(&w);
     json_end_object(&w);
 }

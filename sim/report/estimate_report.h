@@ -39,4 +39,13 @@ void estimate_report_json_flops(JsonWriter *w, const StepFlops *f);
 
 void estimate_report_json_inputs(JsonWriter *w, const EstimateReport *r);
 
+/* The compute-bound step by kernel family (model/kernels.h KernelTime): GEMMs with their
+ * achieved rate against the matmul ceiling, fused attention, element-wise and reduction
+ * kernels, the host's issue beyond the GPU and host work behind synchronisations (shared
+ * with `zerosim run`'s report). */
+void estimate_report_kernels_text(FILE *out, const Estimate *e);
+
+/* ... as the "compute_by_kernel" member, into an open object. */
+void estimate_report_kernels_json(JsonWriter *w, const Estimate *e);
+
 #endif

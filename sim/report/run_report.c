@@ -145,6 +145,7 @@ void run_report_text(FILE *out, const RunReport *r)
                 b->time_s[BD_D2H] / k, b->busy_s[BD_NVME_READ] / k, b->time_s[BD_NVME_READ] / k,
                 b->busy_s[BD_NVME_WRITE] / k, b->time_s[BD_NVME_WRITE] / k,
                 b->busy_s[BD_CPU_OPTIMIZER] / k, b->time_s[BD_CPU_OPTIMIZER] / k);
+    estimate_report_kernels_text(out, e);
 
     const MemAccount *g = m.gpu_peak;
     const RuntimeMemory *rt = &e->runtime;
@@ -380,6 +381,7 @@ void run_report_json(FILE *out, const RunReport *r)
     json_end_object(&w);
     json_kv_double(&w, breakdown_category(BD_IDLE)->json_key, b->time_s[BD_IDLE] / k);
     json_kv_double(&w, "compute_bound_step_s", e->compute_bound_step_s);
+    estimate_report_kernels_json(&w, e);
     json_end_object(&w);
 
     json_key(&w, "throughput");

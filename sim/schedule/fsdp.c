@@ -99,6 +99,7 @@ bool fsdp_has_autocast_casts(const ScheduleOptions *opts, const TrainConfig *tra
 static KernelPass pass_sum(const KernelPass *a, const KernelPass *b)
 {
     return (KernelPass){.gemm_s = a->gemm_s + b->gemm_s,
+                        .gemm_flops = a->gemm_flops + b->gemm_flops,
                         .attention_s = a->attention_s + b->attention_s,
                         .memory_s = a->memory_s + b->memory_s,
                         .n_kernels = a->n_kernels + b->n_kernels,
