@@ -243,7 +243,7 @@ static void toy_platform(Platform *p, const char *nvlink, const char *pcie, cons
              "\"G\", \"fp32_flops_per_s\": 20e12, \"fp16_flops_per_s\": 300e12, "
              "\"bf16_flops_per_s\": 300e12, \"gemm_efficiency\": 0.8, \"hbm_bytes\": "
              "85899345920, \"hbm_bw_bytes_per_s\": 2e12, \"matmul_flops_per_s\": 260e12, "
-             "\"sm_count\": 108, \"memory_bw_efficiency\": 0.87, \"kernel_launch_s\": 4e-6}%s, "
+             "\"sm_count\": 108, \"gemm_fixed_s\": 0, \"memory_bw_efficiency\": 0.87, \"kernel_launch_s\": 4e-6}%s, "
              "\"pcie\": %s, \"cpu\": {\"model\": "
              "\"C\", \"cores\": 128, \"dram_bytes\": 2199023255552, \"dram_bw_bytes_per_s\": "
              "400e9, \"adam_params_per_s_per_core\": 8e7, \"param_host_s\": 2e-5}, \"nvme\": %s, \"nic\": "
@@ -309,6 +309,8 @@ static void test_calibration_apply_changes_documented_fields(void **state)
     /* bf16 present: 0.7 of 300e12 against the platform's 300e12. */
     expected.gpu.gemm_efficiency = 0.7;
     expected.gpu.matmul_flops_per_s = 0.7 * 300e12; /* the kernel model's ceiling */
+    /* the fit's t0: half-size 2e10 FLOPs over the 0.7 x 300e12 asymptote */
+    expected.gpu.gemm_fixed_s = 2e10 / (0.7 * 300e12);
     /* min(22e9, 20e9); max(8e-6, 9e-6) minus the uplink's 5e-7. */
     expected.pcie.gpu_link.bw_bytes_per_s = 20e9;
     expected.pcie.gpu_link.latency_s = 9e-6 - 5e-7;
@@ -324,10 +326,12 @@ static void test_calibration_apply_changes_documented_fields(void **state)
     assert_close(after.gpu.gemm_efficiency, expected.gpu.gemm_efficiency);
     assert_close(after.gpu.matmul_flops_per_s, expected.gpu.matmul_flops_per_s);
     after.pcie.gpu_link.latency_s = expected.pcie.gpu_link.latency_s;
+    assert_close(after.gpu.gemm_fixed_s, expected.gpu.gemm_fixed_s);
     after.gpu.gemm_efficiency = expected.gpu.gemm_efficiency;
     after.gpu.matmul_flops_per_s = expected.gpu.matmul_flops_per_s;
+    after.gpu.gemm_fixed_s = expected.gpu.gemm_fixed_s;
     assert_same_platform(&after, &expected);
-    assert_int_equal(n, 2 + 2 + 2 + 1 + 2 + 1);
+    assert_int_equal(n, 3 + 2 + 2 + 1 + 2 + 1);
 }
 
 /* A root port of its own (gpus_per_switch 1, no NIC): the uplink takes the bandwidth and half
@@ -344,6 +348,7 @@ static void test_calibration_apply_own_root_port_and_direct_links(void **state)
     Platform expected = before;
     expected.gpu.gemm_efficiency = 0.7;
     expected.gpu.matmul_flops_per_s = 0.7 * 300e12;
+    expected.gpu.gemm_fixed_s = 2e10 / (0.7 * 300e12);
     expected.pcie.gpu_link.bw_bytes_per_s = 20e9;
     expected.pcie.switch_uplink.bw_bytes_per_s = 20e9;
     expected.pcie.gpu_link.latency_s = 4.5e-6;
@@ -356,8 +361,10 @@ static void test_calibration_apply_own_root_port_and_direct_links(void **state)
     expected.gpu.kernel_launch_s = 5e-6;
     assert_close(after.gpu.gemm_efficiency, expected.gpu.gemm_efficiency);
     assert_close(after.gpu.matmul_flops_per_s, expected.gpu.matmul_flops_per_s);
+    assert_close(after.gpu.gemm_fixed_s, expected.gpu.gemm_fixed_s);
     after.gpu.gemm_efficiency = expected.gpu.gemm_efficiency;
     after.gpu.matmul_flops_per_s = expected.gpu.matmul_flops_per_s;
+    after.gpu.gemm_fixed_s = expected.gpu.gemm_fixed_s;
     assert_same_platform(&after, &expected);
 }
 

@@ -163,7 +163,8 @@ int calibration_load(Calibration *out, const char *path, Err *err);
  *  - gpu.gemm_efficiency = peak_efficiency * peak_flops_per_s / p's peak for that precision
  *    (the calibrated asymptote over the platform's peak), for the first of bf16, fp16, fp32
  *    present, clamped to [0.01, 1]; gpu.matmul_flops_per_s (the kernel model's matmul
- *    ceiling) = that efficiency x the 16-bit peak;
+ *    ceiling) = that efficiency x the 16-bit peak; gpu.gemm_fixed_s (each GEMM kernel's fixed
+ *    time) = half_size_flops / the asymptote, the fit's t0, at most 1 ms;
  *  - pcie.gpu_link: bandwidth = the lower of h2d_pinned and d2h_pinned, latency = the higher
  *    minus the switch uplink's latency (at least 0), so a GPU<->CPU route adds up to the
  *    measured latency; when the uplink serves this GPU alone (gpus_per_switch 1, no NIC on

@@ -109,6 +109,8 @@ typedef struct Platform {
         double matmul_flops_per_s;   /* measured 16-bit matmul ceiling: sustained (MSMF) where
                                         published, else the best shape's burst (MAMF) */
         uint64_t sm_count;           /* streaming multiprocessors (tiles per GEMM wave) */
+        double gemm_fixed_s;         /* a GEMM kernel's device time beyond its roofline: start,
+                                        pipeline fill, epilogue (the Hockney t0 of its fit) */
         double memory_bw_efficiency; /* achievable / datasheet HBM bandwidth, streaming kernels */
         double kernel_launch_s;      /* host time to issue one kernel (the launch floor) */
         uint64_t hbm_bytes;

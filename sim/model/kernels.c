@@ -50,6 +50,7 @@ void kernels_gpu(const Platform *p, Precision precision, KernelGpu *out)
     if (precision == PRECISION_FP32)
         out->flash.n_rows = 0;
     out->sm_count = (double)p->gpu.sm_count;
+    out->gemm_fixed_s = p->gpu.gemm_fixed_s;
     out->launch_s = p->gpu.kernel_launch_s;
 }
 
@@ -103,7 +104,10 @@ double kernels_gemm_s(const KernelGpu *g, double batch, double m, double n, doub
         waves * g->sm_count * 2.0 * tile * tile * (k / splits) / g->matmul_flops_per_s;
     const double bytes = elem_bytes * batch * (m * k + k * n + m * n);
     const double bytes_s = bytes / g->memory_bytes_per_s;
-    return flops_s > bytes_s ? flops_s : bytes_s;
+    /* Beyond its roofline every GEMM kernel pays a fixed device time: its blocks' start, the
+     * k-loop's pipeline fill and the epilogue, which a short GEMM cannot amortise (the
+     * Hockney t0 of time = t0 + FLOPs / rate, gpu.gemm_fixed_s: docs/MODEL.md). */
+    return (flops_s > bytes_s ? flops_s : bytes_s) + g->gemm_fixed_s;
 }
 
 double kernels_memory_s(const KernelGpu *g, double bytes)
