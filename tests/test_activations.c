@@ -97,6 +97,29 @@ static void test_activations_bytes_eager_gelu_new_by_hand(void **state)
     assert_int_equal(eager.layer_full, fused.layer_full);
 }
 
+/* OPT's eager attention keeps, per score, torch.max's input (e), the softmax output (fp32
+ * when fp16 upcasts it, else e) and the probabilities the second bmm saves (e): 8 B in fp16
+ * and 4 B in bf16 against the 2 e + 1 = 5 B (softmax output, dropout mask and output) of
+ * Korthikanti's count. */
+static void test_activations_bytes_opt_eager_scores_by_hand(void **state)
+{
+    (void)state;
+    ModelConfig c = gpt(H, L, A, V);
+    RunSetup su = setup_of(S, B, RECOMPUTE_NONE, false, 2);
+    ActivationBytes base, opt16, opt_bf16;
+    activations_bytes(&c, &su, &base);
+    assert_int_equal(base.attn_scores, (uint64_t)S * B * A * S * 5);
+    c.family = MODEL_FAMILY_OPT;
+    su.is_eager_elementwise = true;
+    su.is_fp16 = true;
+    activations_bytes(&c, &su, &opt16);
+    assert_int_equal(opt16.attn_scores, (uint64_t)S * B * A * S * 8);
+    su.is_fp16 = false;
+    activations_bytes(&c, &su, &opt_bf16);
+    assert_int_equal(opt_bf16.attn_scores, (uint64_t)S * B * A * S * 4);
+    assert_int_equal(opt16.layer_full - base.layer_full, (uint64_t)S * B * A * S * 3);
+}
+
 /* Where 5 a s / h is not an integer (GPT-2 XL at s = 1000): s b (34 h + 5 a s) exactly. */
 static void test_activations_bytes_gpt_layer_non_integer_ratio(void **state)
 {
@@ -326,6 +349,7 @@ int main(void)
         cmocka_unit_test(test_activations_bytes_selective_op_by_hand),
         cmocka_unit_test(test_activations_bytes_gpt_layer_is_34_plus_5as_over_h),
         cmocka_unit_test(test_activations_bytes_eager_gelu_new_by_hand),
+        cmocka_unit_test(test_activations_bytes_opt_eager_scores_by_hand),
         cmocka_unit_test(test_activations_bytes_gpt_layer_non_integer_ratio),
         cmocka_unit_test(test_activations_bytes_selective_keeps_34sbh),
         cmocka_unit_test(test_activations_bytes_full_recompute_keeps_layer_inputs),

@@ -536,6 +536,38 @@ static void test_kernels_step_time_by_family(void **state)
     assert_rel(t.gemm_s + t.attention_s + t.memory_s + t.launch_bound_s, t.total_s, 1e-12);
 }
 
+/* OPT's eager attention (transformers' OPTAttention.forward) on the toy layer, 10 heads of
+ * 128, one sequence of 1280: in fp16 the scores pass through the mask add and torch.max (r 2
+ * w 2 each), the fp32 softmax (r 2 w 4) and the cast back (r 4 w 2), 20 B per score in 4
+ * kernels; backward the cast's (r 2 w 4), softmax's (r 4 + 4 w 2) and torch.max's (r 2 + 2
+ * w 2), 22 B in 3; in bf16 no upcast: 12 B in 3 forward, softmax's and max's 6 + 6 B back.
+ * The q scaling is one element-wise pass over T x q (4 B forward, 6 B backward, as
+ * pointwise counts an op of one input). */
+static void test_kernels_layer_opt_eager_attention(void **state)
+{
+    (void)state;
+    KernelGpu g = fixture_toy_gpu();
+    ModelConfig cfg = fixture_mpt_layer();
+    cfg.family = MODEL_FAMILY_OPT;
+    RunSetup s = {.seq_len = 1280, .micro_batch = 1, .act_bytes = 2, .is_fp16 = true};
+    LayerKernels fused, opt, opt_bf16;
+    kernels_layer(&cfg, &s, &g, &fused);
+    s.is_eager_elementwise = true;
+    kernels_layer(&cfg, &s, &g, &opt);
+    s.is_fp16 = false;
+    kernels_layer(&cfg, &s, &g, &opt_bf16);
+    const double scores = 10.0 * 1280 * 1280, B = 1e12, q = 1280.0 * 1280;
+    assert_rel(opt.attn_core.memory_s, 20 * scores / B, 1e-12);
+    assert_true(opt.attn_core.n_kernels == 2 + 4); /* the two bmm and the four passes */
+    assert_rel(opt_bf16.attn_core.memory_s, 12 * scores / B, 1e-12);
+    /* against the fused softmax (one pass of 4 B forward, dS of 6 B backward), the layer adds
+     * the q scaling, 4 B per element forward and 6 B backward */
+    assert_rel(opt.fwd.memory_s - fused.fwd.memory_s, (20 - 4) * scores / B + 4 * q / B, 1e-12);
+    assert_rel(opt.bwd.memory_s - fused.bwd.memory_s, (22 - 6) * scores / B + 6 * q / B, 1e-12);
+    assert_rel(opt_bf16.bwd.memory_s - fused.bwd.memory_s, (12 - 6) * scores / B + 6 * q / B,
+               1e-12);
+}
+
 /* Unfused attention materialises the scores: QK^T and AV batched over heads, the softmax
  * reading and writing b a s^2 elements. */
 static void test_kernels_layer_unfused_attention(void **state)
@@ -700,6 +732,7 @@ int main(void)
         cmocka_unit_test(test_kernels_attention_table_interpolates),
         cmocka_unit_test(test_kernels_layer_flash_at_table_rate),
         cmocka_unit_test(test_kernels_layer_unfused_attention),
+        cmocka_unit_test(test_kernels_layer_opt_eager_attention),
         cmocka_unit_test(test_kernels_layer_gpt2_eager_elementwise),
         cmocka_unit_test(test_kernels_layer_llama_family),
         cmocka_unit_test(test_kernels_weight_casts_by_hand),

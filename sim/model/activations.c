@@ -94,8 +94,14 @@ void activations_bytes(const ModelConfig *cfg, const RunSetup *setup, Activation
     const double extra = at_mlp > at_core ? at_mlp : at_core;
     out->backward_extra = extra > 0 ? (uint64_t)((double)tokens * extra + 0.5) : 0;
 
-    /* The s x s scores, per head: softmax output, dropout mask, dropout output. */
-    uint64_t scores = tokens * cfg->n_heads * s * (2 * e + 1);
+    /* The s x s scores, per head: softmax output, dropout mask, dropout output. OPT's eager
+     * attention (kernels.c) keeps torch.max's input and the softmax output, in fp32 when it
+     * upcasts fp16, and the 16-bit probabilities the second bmm saves; its attention dropout
+     * (0.0) keeps nothing. */
+    uint64_t per_score = 2 * e + 1;
+    if (setup->is_eager_elementwise && cfg->family == MODEL_FAMILY_OPT)
+        per_score = setup->is_fp16 ? 4 + 2 * e : 2 * e;
+    uint64_t scores = tokens * cfg->n_heads * s * per_score;
     /* Flash attention keeps one fp32 log-sum-exp per head and row instead. */
     uint64_t lse = tokens * cfg->n_heads * 4;
     uint64_t core = setup->is_flash_attention ? lse : scores;

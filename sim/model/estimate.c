@@ -43,6 +43,7 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
     setup->is_fused_loss = opts->is_fused_loss;
     setup->is_eager_elementwise = opts->is_eager_elementwise;
     setup->act_bytes = ds_config_param_bytes(train);
+    setup->is_fp16 = train->precision == PRECISION_FP16;
     setup->ep_size = opts->ep_size > 1 ? opts->ep_size : 1;
     setup->capacity_factor = opts->capacity_factor > 0 ? opts->capacity_factor : 1.0;
     setup->moe_imbalance = opts->moe_imbalance > 1.0 ? opts->moe_imbalance : 1.0;

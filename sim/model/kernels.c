@@ -405,9 +405,20 @@ static void attention_core(LayerKernels *o, const ModelConfig *cfg, const RunSet
          * reads of s^2 or b s elements, not counted. */
         const double scores = b * a * seq * seq;
         const bool is_gpt2 = cfg->family == MODEL_FAMILY_GPT2;
+        /* OPT (transformers' OPTAttention.forward, eager): q is scaled before QK^T (a pass
+         * over q, below), then the scores get the additive mask, torch.max against the
+         * dtype's minimum, and a softmax that fp16 computes in fp32 and casts back
+         * (softmax(..., dtype=torch.float32).to(torch.float16), huggingface/transformers
+         * #17437); the attention dropout (0.0 in OPT's configs) launches nothing. */
+        const bool is_opt = s->is_eager_elementwise && cfg->family == MODEL_FAMILY_OPT;
+        const bool is_upcast = is_opt && s->is_fp16;
         const double passes = s->is_eager_elementwise ? (is_gpt2 ? 4.0 : 3.0) : 1.0;
         gemm(core, g, b * a, seq, seq, d, e); /* S = Q K^T, per head */
-        memory(core, g, passes * 2.0 * scores * e, passes);
+        if (is_opt)
+            memory(core, g, scores * (4.0 * e + (is_upcast ? 2.0 * (e + 4.0) : 2.0 * e)),
+                   is_upcast ? 4.0 : 3.0);
+        else
+            memory(core, g, passes * 2.0 * scores * e, passes);
         if (is_gpt2)
             memory(core, g, scores * (2.0 * e + 1.0), 1.0); /* attention dropout */
         gemm(core, g, b * a, seq, d, seq, e);               /* O = P V */
@@ -415,16 +426,30 @@ static void attention_core(LayerKernels *o, const ModelConfig *cfg, const RunSet
         gemm(&o->bwd, g, b * a, seq, d, seq, e);            /* dV = P^T dO */
         if (is_gpt2)
             memory(&o->bwd, g, scores * (2.0 * e + 1.0), 1.0);
-        memory(&o->bwd, g, 3.0 * scores * e, 1.0); /* dS from P and dP */
-        /* eager: the scale's backward (grad / sqrt(d)) and GPT-2's where (the gradient
-         * masked), each reading and writing the scores' gradient; an added mask's backward is
-         * the identity */
-        const double bwd_passes = is_gpt2 ? 2.0 : 1.0;
-        if (s->is_eager_elementwise)
-            memory(&o->bwd, g, bwd_passes * 2.0 * scores * e, bwd_passes);
+        if (is_opt) {
+            /* the cast's backward (the gradient to fp32), softmax's backward reading it and
+             * the fp32 probabilities and writing the 16-bit gradient, torch.max's backward
+             * (the gradient masked where the input was clamped, from its saved input); the
+             * mask add's is the identity */
+            if (is_upcast)
+                memory(&o->bwd, g, scores * (e + 4.0), 1.0);
+            memory(&o->bwd, g, scores * (is_upcast ? 8.0 + e : 3.0 * e), 1.0);
+            memory(&o->bwd, g, 3.0 * scores * e, 1.0);
+        } else {
+            memory(&o->bwd, g, 3.0 * scores * e, 1.0); /* dS from P and dP */
+            /* eager: the scale's backward (grad / sqrt(d)) and GPT-2's where (the gradient
+             * masked), each reading and writing the scores' gradient; an added mask's
+             * backward is the identity */
+            const double bwd_passes = is_gpt2 ? 2.0 : 1.0;
+            if (s->is_eager_elementwise)
+                memory(&o->bwd, g, bwd_passes * 2.0 * scores * e, bwd_passes);
+        }
         gemm(&o->bwd, g, b * a, seq, d, seq, e);   /* dQ = dS K */
         gemm(&o->bwd, g, b * a, seq, d, seq, e);   /* dK = dS^T Q */
     }
+    if (!s->is_flash_attention && s->is_eager_elementwise && cfg->family == MODEL_FAMILY_OPT)
+        pointwise(o, g, (double)s->micro_batch * (double)s->seq_len * (double)cfg->n_heads * d,
+                  1.0, e); /* q_proj(x) * scaling */
     o->fwd.gemm_s += core->gemm_s;
     o->fwd.gemm_flops += core->gemm_flops;
     o->fwd.attention_s += core->attention_s;

@@ -34,6 +34,7 @@ typedef struct RunSetup {
     bool is_flash_attention_v1; /* the first FlashAttention (2022), half FlashAttention-2's
                                    throughput (Dao 2023); false: FlashAttention-2 */
     unsigned act_bytes; /* bytes per activation element: 2 (fp16/bf16) or 4 (fp32) */
+    bool is_fp16;       /* fp16 training (model code that upcasts fp16 softmaxes to fp32) */
     bool is_fused_loss; /* a fused cross-entropy on the logits (Megatron's, flash-attn's)
                            rather than PyTorch's eager one on logits.float() */
     bool is_eager_elementwise; /* the model code's element-wise work as one kernel per
