@@ -91,10 +91,13 @@ static void test_kernels_gemm_a100_sustained_ceiling(void **state)
  * would be 69.5 ms, -4.4%: the test holds the model to 2%. */
 /* The GEMM model against measured H100 GEMMs: OpenXLA's table of bf16 GEMM throughput on
  * sm_90, 375 shapes from 256^3 to 4 x 4096^3, each the median CUPTI kernel duration of five
- * runs (tests/validation/kernels/xla-sm90-gemm-bf16.csv, with its source). With the
- * dgx-h100 platform's ceiling, SM count and 5.6 us fixed time per kernel, the mean |error|
- * is 7.3% and 287 shapes are within 10% (without the fixed time: 45.7% and 61, the short
- * GEMMs taking twice their roofline or more); the check holds the model to 8% and 75%. */
+ * runs (tests/validation/kernels/xla-sm90-gemm-bf16.csv, with its source). Five short runs
+ * are bursts at the boost clock, so the table is compared at the H100's burst ceiling, its
+ * MAMF (794.5 TFLOP/s, ml-engineering), not the platform's sustained 708.5 (the MSMF,
+ * what a training step's back-to-back GEMMs hold); the shape terms are the platform's: its
+ * 132 SMs and 5.6 us fixed time per kernel. The mean |error| is then 6.8% and 282 shapes are
+ * within 10% (without the fixed time: 46.9%, the short GEMMs taking twice their
+ * roofline or more); the check holds the model to 8% and 75%. */
 static void test_kernels_gemm_against_measured_h100_shapes(void **state)
 {
     (void)state;
@@ -103,6 +106,8 @@ static void test_kernels_gemm_against_measured_h100_shapes(void **state)
     assert_int_equal(platform_load(&p, "dgx-h100", ZEROSIM_SOURCE_DIR, &err), 0);
     KernelGpu g;
     kernels_gpu(&p, PRECISION_BF16, &g);
+    assert_rel(g.matmul_flops_per_s, 708.5e12, 1e-12); /* the sustained ceiling */
+    g.matmul_flops_per_s = 794.5e12;                   /* the burst the table measures */
     FILE *f = fopen(ZEROSIM_SOURCE_DIR "/tests/validation/kernels/xla-sm90-gemm-bf16.csv", "r");
     assert_non_null(f);
     char line[256];
