@@ -54,6 +54,34 @@ static void build(Inputs *in, const EstimateOptions *opts, Estimate *est)
     assert_int_equal(rc, 0);
 }
 
+/* --flash-attention v3 needs the platform's FlashAttention-3 rates: dgx-h100 has them, the
+ * A100 (no Hopper kernels) refuses it with the platform named. */
+static void test_estimate_build_flash3_needs_its_rates(void **state)
+{
+    (void)state;
+    Inputs in;
+    load(&in, "llama-3-8b", "zero2", "dgx-h100", 8);
+    EstimateOptions opts = {.seq_len = 8192, .recompute = RECOMPUTE_NONE,
+                            .is_flash_attention = true, .flash_kernel = PLATFORM_FLASH_V3};
+    Estimate v3, v2;
+    build(&in, &opts, &v3);
+    assert_true(v3.setup.flash_kernel == PLATFORM_FLASH_V3);
+    opts.flash_kernel = PLATFORM_FLASH_V2;
+    build(&in, &opts, &v2);
+    /* FlashAttention-3's published rates are about twice FlashAttention-2's on H100 */
+    assert_true(v3.compute_kernels.attention_s < 0.6 * v2.compute_kernels.attention_s);
+    fini(&in);
+    load(&in, "llama-3-8b", "zero2", "dgx-a100-80g", 8);
+    opts.flash_kernel = PLATFORM_FLASH_V3;
+    Err err = {0};
+    assert_int_equal(estimate_build(&in.model, &in.train, &in.platform, &opts, &v3, &err), -1);
+    assert_string_equal(err.msg, "--flash-attention v3: expected a platform whose "
+                                 "gpu.flash_attention table has FlashAttention-3 (\"v3\") rows, "
+                                 "got dgx-a100-80g (A100-SXM4-80GB), which has none: "
+                                 "FlashAttention-3 runs on Hopper GPUs; use on (FlashAttention-2)");
+    fini(&in);
+}
+
 /* The acceptance: gpt3-175b, zero3, dgx-a100-80g resized to 1024 GPUs. */
 static void test_estimate_build_gpt3_zero3_1024_gpus_is_16psi_over_n(void **state)
 {
@@ -230,6 +258,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_estimate_build_gpt3_zero3_1024_gpus_is_16psi_over_n),
+        cmocka_unit_test(test_estimate_build_flash3_needs_its_rates),
         cmocka_unit_test(test_estimate_build_gpt2_1_5b_zero2_fits_on_dgx),
         cmocka_unit_test(test_estimate_build_gpt3_zero0_does_not_fit),
         cmocka_unit_test(test_estimate_build_device_peak_and_headroom),

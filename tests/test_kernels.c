@@ -378,10 +378,39 @@ static void test_kernels_layer_flash_at_table_rate(void **state)
     assert_rel(k.fwd.attention_s, flops / rate, 1e-12);
     assert_rel(k.bwd.attention_s, 2.5 * flops / rate, 1e-12);
     /* the first FlashAttention without rows of its own: half the rate */
-    s.is_flash_attention_v1 = true;
+    s.flash_kernel = PLATFORM_FLASH_V1;
     kernels_layer(&cfg, &s, &g, &k);
     assert_rel(k.fwd.attention_s, 2 * flops / rate, 1e-12);
     assert_rel(k.bwd.attention_s, 2 * 2.5 * flops / rate, 1e-12);
+}
+
+/* FlashAttention-3's table as its paper publishes it: the causal forward, and a backward
+ * plotted without the mask only (rows v3, fwd causal 400 TFLOP/s and bwd non-causal 500 at
+ * 1024 tokens, held beyond). The causal forward runs at 400; the causal backward, with no
+ * causal row and no fwd_bwd row, takes the non-causal backward's 500. FlashAttention-2,
+ * given no rows here, keeps peak x attention_efficiency (the toy's 50 TFLOP/s). */
+static void test_kernels_layer_flash3_takes_the_unmasked_backward(void **state)
+{
+    (void)state;
+    KernelGpu g = fixture_toy_gpu();
+    g.flash = (PlatformFlashTable){.n_rows = 2};
+    g.flash.rows[0] = (PlatformFlashRow){.kernel = PLATFORM_FLASH_V3, .pass = PLATFORM_FLASH_FWD,
+                                         .head_dim = 128, .is_causal = true, .n_points = 1,
+                                         .seq_len = {1024}, .flops_per_s = {400e12}};
+    g.flash.rows[1] = (PlatformFlashRow){.kernel = PLATFORM_FLASH_V3, .pass = PLATFORM_FLASH_BWD,
+                                         .head_dim = 128, .is_causal = false, .n_points = 1,
+                                         .seq_len = {1024}, .flops_per_s = {500e12}};
+    ModelConfig cfg = fixture_mpt_layer();
+    RunSetup s = {.seq_len = 1280, .micro_batch = 1, .is_flash_attention = true,
+                  .flash_kernel = PLATFORM_FLASH_V3, .act_bytes = 2};
+    LayerKernels k;
+    kernels_layer(&cfg, &s, &g, &k);
+    const double flops = 4.0 * 1280 * 1280 * 10 * 128 / 2; /* causal forward */
+    assert_rel(k.fwd.attention_s, flops / 400e12, 1e-12);
+    assert_rel(k.bwd.attention_s, 2.5 * flops / 500e12, 1e-12);
+    s.flash_kernel = PLATFORM_FLASH_V2;
+    kernels_layer(&cfg, &s, &g, &k);
+    assert_rel(k.fwd.attention_s, flops / g.attention_flops_per_s, 1e-12);
 }
 
 /* c10d's list copies (DeepSpeed before 0.6), on the toy GPU (1e12 B/s, 5 us a launch): a 1 GB
@@ -453,7 +482,7 @@ static void test_kernels_layer_mpt_by_hand(void **state)
     assert_rel(k.attn_core.attention_s, flash, 1e-12);
     /* the first FlashAttention: half the throughput */
     LayerKernels v1;
-    s.is_flash_attention_v1 = true;
+    s.flash_kernel = PLATFORM_FLASH_V1;
     kernels_layer(&cfg, &s, &g, &v1);
     assert_rel(v1.fwd.attention_s, 2 * flash, 1e-12);
     assert_rel(v1.bwd.attention_s, 2 * 2.5 * flash, 1e-12);
@@ -736,6 +765,7 @@ int main(void)
         cmocka_unit_test(test_kernels_step_time_by_family),
         cmocka_unit_test(test_kernels_attention_table_interpolates),
         cmocka_unit_test(test_kernels_layer_flash_at_table_rate),
+        cmocka_unit_test(test_kernels_layer_flash3_takes_the_unmasked_backward),
         cmocka_unit_test(test_kernels_layer_unfused_attention),
         cmocka_unit_test(test_kernels_layer_opt_eager_attention),
         cmocka_unit_test(test_kernels_layer_gpt2_eager_elementwise),

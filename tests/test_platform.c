@@ -417,9 +417,9 @@ static void test_flash_table_errors(void **state)
 {
     (void)state;
     const char *ok = FA_ROW("v2", "fwd_bwd", 128, "true", "[512, 2048]", "[99e12, 155e12]");
-    assert_flash_fails(FA_ROW("v3", "fwd_bwd", 128, "true", "[512]", "[99e12]"),
+    assert_flash_fails(FA_ROW("v4", "fwd_bwd", 128, "true", "[512]", "[99e12]"),
                        "p.json: gpu.flash_attention.rows[0].kernel: expected one of \"v2\", "
-                       "\"v1\", got \"v3\"");
+                       "\"v1\", \"v3\", got \"v4\"");
     assert_flash_fails(FA_ROW("v2", "both", 128, "true", "[512]", "[99e12]"),
                        "p.json: gpu.flash_attention.rows[0].pass: expected one of "
                        "\"fwd_bwd\", \"fwd\", \"bwd\", got \"both\"");
@@ -452,6 +452,26 @@ static void test_flash_table_errors(void **state)
                            "got 0 rows");
     assert_flash_fails(FA_ROW("v2", "fwd_bwd", 128, "true", "[512]", "[99e12]") ", 3",
                        "p.json: gpu.flash_attention.rows[1]: expected an object, got 3");
+}
+
+/* FlashAttention-3's paper plots its backward without the causal mask only: a kernel's
+ * backward may be non-causal rows, its forward may not. */
+static void test_flash_table_backward_without_mask(void **state)
+{
+    (void)state;
+    Platform p;
+    char *text =
+        with_flash(FA_ROW("v3", "fwd", 128, "true", "[512, 1024]", "[292e12, 2e14]") ", " FA_ROW(
+            "v3", "bwd", 128, "false", "[512, 1024]", "[2e14, 2.5e14]"));
+    parse_ok(text, &p);
+    free(text);
+    assert_true(platform_has_flash_kernel(&p, PLATFORM_FLASH_V3));
+    assert_false(platform_has_flash_kernel(&p, PLATFORM_FLASH_V1));
+    assert_flash_fails(FA_ROW("v3", "fwd", 128, "false", "[512]", "[2e14]") ", " FA_ROW(
+                           "v3", "bwd", 128, "false", "[512]", "[2e14]"),
+                       "p.json: gpu.flash_attention.rows: expected causal rates of kernel "
+                       "\"v3\" for the forward and the backward (a \"fwd_bwd\" row, or \"fwd\" "
+                       "and \"bwd\" rows), got none for the forward");
 }
 
 static void test_straggler_must_be_in_the_platform(void **state)
@@ -669,6 +689,7 @@ int main(void)
         cmocka_unit_test(test_resize_errors),
         cmocka_unit_test(test_flash_table_parses),
         cmocka_unit_test(test_flash_table_errors),
+        cmocka_unit_test(test_flash_table_backward_without_mask),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -375,7 +375,9 @@ int cli_setup_options(const char *command, const char *seq_len, const char *reco
     if (cli_choice(command, "--flash-attention", &choices_flash, false, flash, &flash_mode))
         return EXIT_BAD_USAGE;
     out->is_flash_attention = flash == NULL || strcmp(flash, "off") != 0;
-    out->is_flash_attention_v1 = flash != NULL && strcmp(flash, "v1") == 0;
+    out->flash_kernel = flash != NULL && strcmp(flash, "v1") == 0   ? PLATFORM_FLASH_V1
+                        : flash != NULL && strcmp(flash, "v3") == 0 ? PLATFORM_FLASH_V3
+                                                                    : PLATFORM_FLASH_V2;
     return 0;
 }
 

@@ -71,9 +71,10 @@ int cli_parse(const char *command, const char *help, int argc, char **argv, int 
     "                   PyTorch operation as HF transformers' modeling code runs it: the\n"     \
     "                   unfused attention's scale, masks and softmax apart (with\n"             \
     "                   --flash-attention off) and gelu_new as eight kernels (default: fused)\n" \
-    "  --flash-attention on|v2|v1|off\n"                                                           \
-    "                   attention without stored s x s scores: on is FlashAttention-2 (v2),\n"    \
-    "                   v1 the first FlashAttention at half its throughput, off the unfused\n"   \
+    "  --flash-attention on|v2|v1|v3|off\n"                                                        \
+    "                   attention without stored s x s scores, at the platform's published\n"    \
+    "                   rates: on is FlashAttention-2 (v2), v1 the first FlashAttention, v3\n"   \
+    "                   FlashAttention-3 (Hopper platforms with its rates), off the unfused\n"  \
     "                   softmax over scores in HBM (default: on)\n"
 
 #define CLI_HELP_MOE                                                                               \

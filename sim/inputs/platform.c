@@ -62,7 +62,7 @@ static const char *const runtime_keys[] = {"cuda_context_bytes", "cuda_context_e
 static const char *const flash_keys[] = {"rows", "source", NULL};
 static const char *const flash_row_keys[] = {"kernel",  "head_dim",    "causal", "pass",
                                              "seq_len", "flops_per_s", NULL};
-static const char *const flash_kernels[] = {"v2", "v1", NULL}; /* PlatformFlashKernel order */
+static const char *const flash_kernels[] = {"v2", "v1", "v3", NULL}; /* PlatformFlashKernel order */
 static const char *const flash_passes[] = {"fwd_bwd", "fwd", "bwd", NULL}; /* PlatformFlashPass */
 static const char *const topologies[] = {"fat_tree", "rail_optimized", NULL};
 static const char *const nccl_keys[] = {"arch",    "cpu_vendor", "channels",
@@ -190,7 +190,7 @@ static int read_flash_row(const cJSON *row, JsonAt at, double peak16, PlatformFl
     int kernel = 0, pass = 0;
     size_t n_rates = 0;
     char expected_kernel[64], expected_pass[64];
-    snprintf(expected_kernel, sizeof expected_kernel, "one of \"v2\", \"v1\"");
+    snprintf(expected_kernel, sizeof expected_kernel, "one of \"v2\", \"v1\", \"v3\"");
     snprintf(expected_pass, sizeof expected_pass, "one of \"fwd_bwd\", \"fwd\", \"bwd\"");
     if (jsonfile_require(jsonfile_get_enum(row, "kernel", at, flash_kernels, &kernel, err),
                          "kernel", at, expected_kernel, err) ||
@@ -214,8 +214,9 @@ static int read_flash_row(const cJSON *row, JsonAt at, double peak16, PlatformFl
 }
 
 /* Optional "gpu.flash_attention": {"source", "rows": [...]}. Each kernel it lists must give
- * causal rates for both of the model's passes (the training kernels are causal): a fwd_bwd
- * row, or fwd and bwd rows. */
+ * causal rates of the forward (the training kernels are causal): a fwd_bwd row or a fwd row;
+ * and rates of the backward: causal (fwd_bwd or bwd), or, where its source publishes none,
+ * bwd rows without the mask (FlashAttention-3's paper plots its backward only so). */
 static int read_flash_attention(const cJSON *g, JsonAt at, double peak16, Platform *p, Err *err)
 {
     PlatformFlashTable *t = &p->gpu.flash;
@@ -241,6 +242,7 @@ static int read_flash_attention(const cJSON *g, JsonAt at, double peak16, Platfo
                        rows == NULL ? "nothing (key missing)"
                                     : jsonfile_describe(rows, found, sizeof found));
     bool serves[PLATFORM_N_FLASH_KERNELS][PLATFORM_N_FLASH_PASSES] = {{false}};
+    bool has_noncausal_bwd[PLATFORM_N_FLASH_KERNELS] = {false};
     bool is_listed[PLATFORM_N_FLASH_KERNELS] = {false};
     for (int i = 0; i < n; i++) {
         char row_path[160];
@@ -261,18 +263,21 @@ static int read_flash_attention(const cJSON *g, JsonAt at, double peak16, Platfo
         is_listed[r->kernel] = true;
         if (r->is_causal)
             serves[r->kernel][r->pass] = true;
+        else if (r->pass == PLATFORM_FLASH_BWD)
+            has_noncausal_bwd[r->kernel] = true;
         t->n_rows = (size_t)i + 1;
     }
     for (int k = 0; k < PLATFORM_N_FLASH_KERNELS; k++) {
-        const bool is_served = serves[k][PLATFORM_FLASH_FWD_BWD] ||
-                               (serves[k][PLATFORM_FLASH_FWD] && serves[k][PLATFORM_FLASH_BWD]);
-        if (is_listed[k] && !is_served)
+        const bool has_fwd = serves[k][PLATFORM_FLASH_FWD_BWD] || serves[k][PLATFORM_FLASH_FWD];
+        const bool has_bwd = serves[k][PLATFORM_FLASH_FWD_BWD] || serves[k][PLATFORM_FLASH_BWD] ||
+                             has_noncausal_bwd[k];
+        if (is_listed[k] && !(has_fwd && has_bwd))
             return err_set(err,
                            "%s: %s: expected causal rates of kernel \"%s\" for the forward and "
                            "the backward (a \"fwd_bwd\" row, or \"fwd\" and \"bwd\" rows), got "
                            "none for %s",
                            at.file, rows_path, flash_kernels[k],
-                           serves[k][PLATFORM_FLASH_FWD] ? "the backward" : "the forward");
+                           has_fwd ? "the backward" : "the forward");
     }
     return 0;
 }

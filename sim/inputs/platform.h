@@ -57,6 +57,7 @@ typedef enum PlatformCpuVendor { PLATFORM_CPU_INTEL, PLATFORM_CPU_AMD } Platform
 typedef enum PlatformFlashKernel {
     PLATFORM_FLASH_V2, /* FlashAttention-2 (flash-attn 2.x) */
     PLATFORM_FLASH_V1, /* the first FlashAttention (flash-attn 1.x) */
+    PLATFORM_FLASH_V3, /* FlashAttention-3, Hopper's kernels (flash-attn-3, hopper/) */
     PLATFORM_N_FLASH_KERNELS
 } PlatformFlashKernel;
 /* The pass a rate was measured over: forward and backward together (the time of both over
@@ -252,6 +253,15 @@ bool platform_fabric_is_shared(const Platform *p);
 static inline uint64_t platform_n_gpus(const Platform *p)
 {
     return p->n_nodes * p->gpus_per_node;
+}
+
+/* True when the GPU's flash_attention table has rows of that kernel. */
+static inline bool platform_has_flash_kernel(const Platform *p, PlatformFlashKernel kernel)
+{
+    for (size_t i = 0; i < p->gpu.flash.n_rows; i++)
+        if (p->gpu.flash.rows[i].kernel == kernel)
+            return true;
+    return false;
 }
 
 /* Dense peak for the training precision's GEMMs (bf16 falls back to fp16 when absent). */

@@ -39,7 +39,14 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
     setup->recompute = opts->recompute;
     setup->checkpoint_every = opts->checkpoint_every ? opts->checkpoint_every : 1;
     setup->is_flash_attention = opts->is_flash_attention;
-    setup->is_flash_attention_v1 = opts->is_flash_attention && opts->is_flash_attention_v1;
+    setup->flash_kernel = opts->is_flash_attention ? opts->flash_kernel : PLATFORM_FLASH_V2;
+    if (setup->flash_kernel == PLATFORM_FLASH_V3 &&
+        !platform_has_flash_kernel(platform, PLATFORM_FLASH_V3))
+        return err_set(err,
+                       "--flash-attention v3: expected a platform whose gpu.flash_attention "
+                       "table has FlashAttention-3 (\"v3\") rows, got %s (%s), which has "
+                       "none: FlashAttention-3 runs on Hopper GPUs; use on (FlashAttention-2)",
+                       platform->name, platform->gpu.model);
     setup->is_fused_loss = opts->is_fused_loss;
     setup->is_eager_elementwise = opts->is_eager_elementwise;
     setup->act_bytes = ds_config_param_bytes(train);

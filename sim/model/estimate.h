@@ -38,7 +38,7 @@ typedef struct EstimateOptions {
     unsigned fsdp_param_bytes;    /* FSDP's MixedPrecision.param_dtype bytes (0: the training
                                      precision's) */
     bool has_fsdp_autocast_casts; /* fp32 FSDP parameters cast by 16-bit autocast at each use */
-    bool is_flash_attention_v1; /* FlashAttention (v1) rather than FlashAttention-2 */
+    PlatformFlashKernel flash_kernel; /* --flash-attention v2 (on), v1 or v3 */
     bool is_fused_loss;         /* --cross-entropy fused */
     bool is_eager_elementwise;  /* --elementwise eager */
     uint64_t ep_size;           /* expert parallelism (--ep-size; 0 or 1: none; model/moe.h) */

@@ -183,21 +183,15 @@ static double flash_row_rate(const PlatformFlashRow *r, double seq_len)
     return r->flops_per_s[i - 1] + w * (r->flops_per_s[i] - r->flops_per_s[i - 1]);
 }
 
-/* The table's rate for a kernel, mask and pass, or 0 when it has no rows for them. */
-static double flash_table_rate(const PlatformFlashTable *t, PlatformFlashKernel kernel,
-                               PlatformFlashPass pass, bool is_causal, double head_dim,
-                               double seq_len)
+/* The rate of a kernel's rows of one pass and mask at head_dim, or 0 when it has none. */
+static double flash_rows_rate(const PlatformFlashTable *t, PlatformFlashKernel kernel,
+                              PlatformFlashPass pass, bool is_causal, double head_dim,
+                              double seq_len)
 {
-    /* the pass's own rows, else the rate of forward and backward together */
-    bool has_pass = false;
-    for (size_t i = 0; i < t->n_rows; i++)
-        has_pass |= t->rows[i].kernel == kernel && t->rows[i].is_causal == is_causal &&
-                    t->rows[i].pass == pass;
-    const PlatformFlashPass use = has_pass ? pass : PLATFORM_FLASH_FWD_BWD;
     const PlatformFlashRow *lo = NULL, *hi = NULL; /* nearest head dims at or below, above */
     for (size_t i = 0; i < t->n_rows; i++) {
         const PlatformFlashRow *r = &t->rows[i];
-        if (r->kernel != kernel || r->is_causal != is_causal || r->pass != use)
+        if (r->kernel != kernel || r->is_causal != is_causal || r->pass != pass)
             continue;
         const double d = (double)r->head_dim;
         if (d <= head_dim && (lo == NULL || d > (double)lo->head_dim))
@@ -214,6 +208,22 @@ static double flash_table_rate(const PlatformFlashTable *t, PlatformFlashKernel 
     return r_lo + w * (r_hi - r_lo);
 }
 
+/* The table's rate for a kernel, mask and pass, or 0 when it has no rows for them: the
+ * pass's own rows, else the rate of forward and backward together, else (a causal pass
+ * whose source published it only without the mask: FlashAttention-3's backward) the pass's
+ * rows without the mask. */
+static double flash_table_rate(const PlatformFlashTable *t, PlatformFlashKernel kernel,
+                               PlatformFlashPass pass, bool is_causal, double head_dim,
+                               double seq_len)
+{
+    double rate = flash_rows_rate(t, kernel, pass, is_causal, head_dim, seq_len);
+    if (rate <= 0 && pass != PLATFORM_FLASH_FWD_BWD)
+        rate = flash_rows_rate(t, kernel, PLATFORM_FLASH_FWD_BWD, is_causal, head_dim, seq_len);
+    if (rate <= 0 && is_causal)
+        rate = flash_rows_rate(t, kernel, pass, false, head_dim, seq_len);
+    return rate;
+}
+
 double kernels_attention_flops_per_s(const KernelGpu *g, PlatformFlashKernel kernel,
                                      PlatformFlashPass pass, bool is_causal, double head_dim,
                                      double seq_len)
@@ -222,7 +232,9 @@ double kernels_attention_flops_per_s(const KernelGpu *g, PlatformFlashKernel ker
         flash_table_rate(&g->flash, kernel, pass, is_causal, head_dim, seq_len);
     if (rate > 0)
         return rate;
-    if (kernel == PLATFORM_FLASH_V2)
+    /* FlashAttention-2 or -3 without a rate (no table; fp32 attention): peak x
+     * attention_efficiency (estimate_build refuses v3 on a platform without its rows) */
+    if (kernel != PLATFORM_FLASH_V1)
         return g->attention_flops_per_s;
     /* No published rates of the first FlashAttention: half FlashAttention-2's, which "yields
      * around 2x speedup compared to FlashAttention" (Dao 2023, abstract). */
@@ -387,8 +399,7 @@ static void attention_core(LayerKernels *o, const ModelConfig *cfg, const RunSet
     if (s->is_flash_attention) {
         const double flops = 4.0 * b * seq * seq * a * d * 0.5; /* causal */
         /* each pass at the published rate of its kernel, head dimension and length */
-        const PlatformFlashKernel kernel =
-            s->is_flash_attention_v1 ? PLATFORM_FLASH_V1 : PLATFORM_FLASH_V2;
+        const PlatformFlashKernel kernel = s->flash_kernel;
         core->attention_s += kernels_attention_s(g, kernel, PLATFORM_FLASH_FWD, d, seq, flops);
         core->n_kernels += 1.0;
         o->bwd.attention_s +=

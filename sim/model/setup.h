@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../inputs/platform.h"
+
 typedef enum Recompute {
     RECOMPUTE_NONE,      /* every activation kept for backward */
     RECOMPUTE_SELECTIVE, /* attention core recomputed (Korthikanti et al. 2022, sec. 5) */
@@ -31,8 +33,9 @@ typedef struct RunSetup {
     Recompute recompute;
     uint32_t checkpoint_every; /* RECOMPUTE_FULL: layers 0, N, 2N, ... are checkpointed */
     bool is_flash_attention;
-    bool is_flash_attention_v1; /* the first FlashAttention (2022), half FlashAttention-2's
-                                   throughput (Dao 2023); false: FlashAttention-2 */
+    PlatformFlashKernel flash_kernel; /* with is_flash_attention: FlashAttention-2 (v2, the
+                                         default), the first FlashAttention (v1, 2022) or
+                                         FlashAttention-3 (v3, Hopper) */
     unsigned act_bytes; /* bytes per activation element: 2 (fp16/bf16) or 4 (fp32) */
     bool is_fp16;       /* fp16 training (model code that upcasts fp16 softmaxes to fp32) */
     bool is_fused_loss; /* a fused cross-entropy on the logits (Megatron's, flash-attn's)

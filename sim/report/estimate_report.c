@@ -78,9 +78,10 @@ void estimate_report_text(FILE *out, const EstimateReport *r)
             (unsigned long long)s->grad_accum, (unsigned long long)s->n_gpus,
             (unsigned long long)s->seq_len,
             setup_recompute_name(s->recompute, s->checkpoint_every, rec, sizeof rec),
-            !s->is_flash_attention     ? "off"
-            : s->is_flash_attention_v1 ? "v1"
-                                       : "on");
+            !s->is_flash_attention                    ? "off"
+            : s->flash_kernel == PLATFORM_FLASH_V1 ? "v1"
+            : s->flash_kernel == PLATFORM_FLASH_V3 ? "v3"
+                                                      : "on");
     if (t->zero.offload_optimizer.device != OFFLOAD_NONE ||
         t->zero.offload_param.device != OFFLOAD_NONE)
         fprintf(out, "offload      optimizer -> %s, parameters -> %s\n",
@@ -273,9 +274,10 @@ void estimate_report_json_inputs(JsonWriter *w, const EstimateReport *r)
         setup_recompute_name(e->setup.recompute, e->setup.checkpoint_every, rec, sizeof rec));
     json_kv_bool(w, "flash_attention", e->setup.is_flash_attention);
     json_kv_u64(w, "flash_attention_version",
-                !e->setup.is_flash_attention     ? 0
-                : e->setup.is_flash_attention_v1 ? 1
-                                                 : 2);
+                !e->setup.is_flash_attention                    ? 0
+                : e->setup.flash_kernel == PLATFORM_FLASH_V1 ? 1
+                : e->setup.flash_kernel == PLATFORM_FLASH_V3 ? 3
+                                                                : 2);
     json_kv_string(w, "cross_entropy", e->setup.is_fused_loss ? "fused" : "eager");
     json_kv_string(w, "elementwise", e->setup.is_eager_elementwise ? "eager" : "fused");
     json_kv_u64(w, "grad_comm_bytes", e->mem.grad_comm_bytes);
