@@ -131,6 +131,39 @@ static void test_release_defaults_by_tag(void **state)
 }
 
 
+/* engine.py _configure_zero_optimizer from v0.4.4 to v0.12.x: "Overlap and contiguous grads
+ * are meaningless in stage 1 and are ignored" (overlap_comm = False, contiguous_gradients =
+ * False), whatever the config says; v0.4.3 and v0.13.0 honour them. */
+static void test_stage1_ignores_overlap_and_contiguous_0_4_4_to_0_12(void **state)
+{
+    (void)state;
+    const char *s1 = "{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 1, "
+                     "\"overlap_comm\": true, \"contiguous_gradients\": true}}";
+    TrainConfig c;
+    parse_release_ok(s1, "0.5.7", 0, 5, 7, &c);
+    assert_false(c.zero.overlap_comm);
+    assert_false(c.zero.contiguous_gradients);
+    assert_has(&c.defaults_used, "zero_optimization.overlap_comm = false, contiguous_gradients "
+                                 "= false (DeepSpeed 0.5.7 ignores both at stage 1: engine.py)");
+    assert_int_equal(c.not_modelled.n_items, 0); /* the fallback is modelled (zero_schedule.c) */
+    ds_config_fini(&c);
+    parse_release_ok(s1, "0.12.6", 0, 12, 6, &c);
+    assert_false(c.zero.contiguous_gradients);
+    ds_config_fini(&c);
+    parse_release_ok(s1, "0.4.3", 0, 4, 3, &c);
+    assert_true(c.zero.overlap_comm && c.zero.contiguous_gradients);
+    ds_config_fini(&c);
+    parse_release_ok(s1, "0.13.0", 0, 13, 0, &c);
+    assert_true(c.zero.overlap_comm && c.zero.contiguous_gradients);
+    ds_config_fini(&c);
+    /* stage 2 keeps its keys in those releases */
+    parse_release_ok("{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 2, "
+                     "\"overlap_comm\": true}}",
+                     "0.5.7", 0, 5, 7, &c);
+    assert_true(c.zero.overlap_comm && c.zero.contiguous_gradients);
+    ds_config_fini(&c);
+}
+
 static void test_stage3_defaults_recorded(void **state)
 {
     (void)state;
@@ -971,6 +1004,7 @@ int main(void)
         cmocka_unit_test(test_load_unknown_name),
         cmocka_unit_test(test_every_real_config_accepted),
         cmocka_unit_test(test_release_defaults_by_tag),
+        cmocka_unit_test(test_stage1_ignores_overlap_and_contiguous_0_4_4_to_0_12),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1123,6 +1123,36 @@ static void test_zero_schedule_list_api_fallback_all_reduces_buckets(void **stat
     graph_destroy(g);
 }
 
+/* ZeRO-1 without contiguous_gradients (what every release from 0.4.4 to 0.12.x runs at stage
+ * 1, ds_config.c; stage2.py reduce_ipg_grads -> buffered_reduce_fallback -> allreduce_bucket):
+ * each bucket is flattened, divided and all-reduced whole, then copied back tensor by tensor,
+ * 6 x its bytes through HBM beside the NCCL call; the gradients reduced add up to Psi x 2
+ * bytes. With the contiguous buffer the same buckets run no such pass. */
+static void test_zero_schedule_stage1_fallback_all_reduces_buckets(void **state)
+{
+    (void)state;
+    const char *z1 = "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+                     " \"zero_optimization\": {\"stage\": 1, \"contiguous_gradients\": false}}";
+    Graph *g = build_only(z1, 1, ZERO3_GEN_PER_SUBMODULE);
+    const Collective *c = collective_of(g, "grad bucket");
+    assert_int_equal(c->kind, COLL_ALL_REDUCE);
+    const ModelParams p = tiny_params(NULL);
+    assert_true(sum_ops(g, OP_COLLECTIVE, COLL_ALL_REDUCE, "grad bucket") ==
+                2.0 * (double)p.total);
+    Platform pf;
+    Err err = {0};
+    assert_int_equal(platform_load(&pf, "dgx-a100-80g", ZEROSIM_SOURCE_DIR, &err), 0);
+    KernelGpu gpu;
+    kernels_gpu(&pf, PRECISION_BF16, &gpu);
+    assert_true(c->overhead_s >= kernels_memory_s(&gpu, 6.0 * c->bytes));
+    graph_destroy(g);
+    g = build_only("{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+                   " \"zero_optimization\": {\"stage\": 1}}",
+                   1, ZERO3_GEN_PER_SUBMODULE);
+    assert_true(collective_of(g, "grad bucket")->overhead_s == 0.0);
+    graph_destroy(g);
+}
+
 /* Rank 0's held-gradient allocation before each "grad bucket" collective, in order: the
  * ALLOC on the reduce stream two ops before it (c10d's flat tensor is the one just before);
  * 0 where there is none. At most 8. */
@@ -1321,6 +1351,7 @@ int main(void)
         cmocka_unit_test(test_zero_schedule_list_api_holds_gradients),
         cmocka_unit_test(test_zero_schedule_ipg_buffers),
         cmocka_unit_test(test_zero_schedule_list_api_fallback_all_reduces_buckets),
+        cmocka_unit_test(test_zero_schedule_stage1_fallback_all_reduces_buckets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

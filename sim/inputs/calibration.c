@@ -400,10 +400,12 @@ static int apply_gemm(const Calibration *c, Platform *p)
         const double peak16 =
             p->gpu.bf16_flops_per_s > 0 ? p->gpu.bf16_flops_per_s : p->gpu.fp16_flops_per_s;
         p->gpu.matmul_flops_per_s = p->gpu.gemm_efficiency * peak16;
-        /* and each GEMM kernel's fixed time is the fit's t0: half-size over the asymptote */
+        /* and each GEMM kernel's fixed time is the fit's t0: half-size over the asymptote
+         * (an upper bound: the sweep's tile and wave losses are in it, docs/CALIBRATION.md) */
         const double rate = g->peak_efficiency * g->peak_flops_per_s;
-        if (rate > 0)
-            p->gpu.gemm_fixed_s = clamp(g->half_size_flops / rate, 0.0, 1e-3);
+        if (!(rate > 0))
+            return 2;
+        p->gpu.gemm_fixed_s = clamp(g->half_size_flops / rate, 0.0, 1e-3);
         return 3;
     }
     return 0;

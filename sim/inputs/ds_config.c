@@ -150,6 +150,7 @@ typedef struct Reader {
     const char *file;
     Err *err;
     const DsDefaults *defaults;
+    const DsRelease *release; /* NULL: the current release */
     char whose[48]; /* " (DeepSpeed V's default)", or "" for the current release unnamed */
 } Reader;
 
@@ -574,8 +575,25 @@ static int read_zero(Reader *r, const cJSON *root)
         strlist_addf(&r->cfg->not_modelled,
                      "zero_optimization.reduce_scatter false at stage 3 (the result assumes "
                      "the reduce-scatters of true)");
-    /* stages 1-2 are modelled with the contiguous gradient buffer (stage_1_and_2.py ipg) */
-    if (rc == 0 && (z->stage == 1 || z->stage == 2) && !z->contiguous_gradients)
+    /* From 0.4.4 to 0.12.x the engine ignores both keys at stage 1 ("Overlap and contiguous
+     * grads are meaningless in stage 1 and are ignored": engine.py _configure_zero_optimizer,
+     * overlap_comm = False, contiguous_gradients = False; PR #4887 let 0.13.0 honour them), so
+     * every bucket goes through buffered_reduce_fallback, one all-reduce of the flattened
+     * bucket (zero_schedule.c) */
+    if (rc == 0 && z->stage == 1 && r->release != NULL &&
+        !ds_config_release_before(r->release, 0, 4, 4) &&
+        ds_config_release_before(r->release, 0, 13, 0) &&
+        (z->overlap_comm || z->contiguous_gradients)) {
+        z->overlap_comm = false;
+        z->contiguous_gradients = false;
+        strlist_addf(&r->cfg->defaults_used,
+                     "zero_optimization.overlap_comm = false, contiguous_gradients = false "
+                     "(DeepSpeed %s ignores both at stage 1: engine.py)",
+                     r->release->name);
+    }
+    /* stage 1 without contiguous_gradients is the all-reduce fallback (zero_schedule.c);
+     * stage 2 is modelled with the contiguous gradient buffer (stage_1_and_2.py ipg) */
+    if (rc == 0 && z->stage == 2 && !z->contiguous_gradients)
         strlist_addf(&r->cfg->not_modelled,
                      "zero_optimization.contiguous_gradients false at stage %d (the result "
                      "assumes the contiguous gradient buffer of true)",
@@ -777,7 +795,7 @@ int ds_config_parse_release(TrainConfig *out, const char *file, const char *text
         cJSON_Delete(root);
         return err_set(err, "%s: out of memory", file);
     }
-    Reader r = {out, file, err, defaults_of(release), ""};
+    Reader r = {out, file, err, defaults_of(release), release, ""};
     if (release != NULL && release->is_named)
         snprintf(r.whose, sizeof r.whose, " (DeepSpeed %s's default)", release->name);
     JsonAt at = {file, ""};

@@ -439,13 +439,16 @@ static void attention_core(LayerKernels *o, const ModelConfig *cfg, const RunSet
             memory(&o->bwd, g, scores * (2.0 * e + 1.0), 1.0);
         if (is_opt) {
             /* the cast's backward (the gradient to fp32), softmax's backward reading it and
-             * the fp32 probabilities and writing the 16-bit gradient, torch.max's backward
-             * (the gradient masked where the input was clamped, from its saved input); the
-             * mask add's is the identity */
+             * the fp32 probabilities and writing the 16-bit gradient, and torch.max's
+             * (maximum against the dtype's minimum): PyTorch's derivative formula
+             * (tools/autograd/derivatives.yaml, maximum: at::where(self == other, grad / 2,
+             * grad).masked_fill_(self < other, 0)) runs eq (r e w 1), div (r e w e), where
+             * (r 1 + 2e w e), lt (r e w 1) and masked_fill_ (r 1 + e w e): 9e + 4 bytes in
+             * five kernels; the mask add's is the identity */
             if (is_upcast)
                 memory(&o->bwd, g, scores * (e + 4.0), 1.0);
             memory(&o->bwd, g, scores * (is_upcast ? 8.0 + e : 3.0 * e), 1.0);
-            memory(&o->bwd, g, 3.0 * scores * e, 1.0);
+            memory(&o->bwd, g, scores * (9.0 * e + 4.0), 5.0);
         } else {
             memory(&o->bwd, g, 3.0 * scores * e, 1.0); /* dS from P and dP */
             /* eager: the scale's backward (grad / sqrt(d)) and GPT-2's where (the gradient
@@ -458,9 +461,12 @@ static void attention_core(LayerKernels *o, const ModelConfig *cfg, const RunSet
         gemm(&o->bwd, g, b * a, seq, d, seq, e);   /* dQ = dS K */
         gemm(&o->bwd, g, b * a, seq, d, seq, e);   /* dK = dS^T Q */
     }
-    if (!s->is_flash_attention && s->is_eager_elementwise && cfg->family == MODEL_FAMILY_OPT)
-        pointwise(o, g, (double)s->micro_batch * (double)s->seq_len * (double)cfg->n_heads * d,
-                  1.0, e); /* q_proj(x) * scaling */
+    if (!s->is_flash_attention && s->is_eager_elementwise && cfg->family == MODEL_FAMILY_OPT) {
+        /* q_proj(x) * scaling, and its backward grad * scaling: r e w e each */
+        const double q_elems = b * seq * a * d;
+        memory(&o->fwd, g, 2.0 * q_elems * e, 1.0);
+        memory(&o->bwd, g, 2.0 * q_elems * e, 1.0);
+    }
     o->fwd.gemm_s += core->gemm_s;
     o->fwd.gemm_flops += core->gemm_flops;
     o->fwd.attention_s += core->attention_s;
@@ -523,38 +529,9 @@ static void head(LayerKernels *o, const ModelConfig *cfg, const KernelGpu *g, do
 
 double kernels_step_s(const ModelConfig *cfg, const RunSetup *setup, const KernelGpu *g)
 {
-    if (cfg->moe.n_experts == 0) {
-        LayerKernels k;
-        kernels_layer(cfg, setup, g, &k);
-        const double fwd = kernels_pass_s(g, &k.fwd), bwd = kernels_pass_s(g, &k.bwd);
-        const double L = (double)cfg->n_layers;
-        double recompute = (double)setup_n_checkpointed(setup, cfg->n_layers) * fwd;
-        if (setup->recompute == RECOMPUTE_SELECTIVE)
-            recompute = L * kernels_pass_s(g, &k.attn_core);
-        if (setup->recompute == RECOMPUTE_SELECTIVE_OP)
-            recompute = L * kernels_pass_s(g, &k.recompute_op);
-        const double micro_batch_s = L * (fwd + bwd) + recompute +
-                                     kernels_pass_s(g, &k.head_fwd) +
-                                     kernels_pass_s(g, &k.head_bwd);
-        return (double)setup->grad_accum * micro_batch_s;
-    }
-    /* a mixture of experts: its dense and MoE layers, each as the kernels it runs */
-    LayerKernels k[2];
-    kernels_layer_of(cfg, setup, g, false, &k[0]);
-    kernels_layer_of(cfg, setup, g, cfg->moe.n_experts > 0, &k[1]);
-    double micro_batch_s = kernels_pass_s(g, &k[0].head_fwd) + kernels_pass_s(g, &k[0].head_bwd);
-    for (uint64_t u = 0; u < cfg->n_layers; u++) {
-        const LayerKernels *lk = &k[model_config_is_moe_layer(cfg, u) ? 1 : 0];
-        const double fwd = kernels_pass_s(g, &lk->fwd);
-        micro_batch_s += fwd + kernels_pass_s(g, &lk->bwd);
-        if (setup->recompute == RECOMPUTE_SELECTIVE)
-            micro_batch_s += kernels_pass_s(g, &lk->attn_core);
-        else if (setup->recompute == RECOMPUTE_SELECTIVE_OP)
-            micro_batch_s += kernels_pass_s(g, &lk->recompute_op);
-        else if (setup_is_checkpointed(setup, u))
-            micro_batch_s += fwd;
-    }
-    return (double)setup->grad_accum * micro_batch_s;
+    KernelTime t;
+    kernels_step_time(cfg, setup, g, &t);
+    return t.total_s;
 }
 
 void kernels_step_time(const ModelConfig *cfg, const RunSetup *setup, const KernelGpu *g,
@@ -579,7 +556,9 @@ void kernels_step_time(const ModelConfig *cfg, const RunSetup *setup, const Kern
         else if (setup_is_checkpointed(setup, u))
             kernels_time_add(g, &lk->fwd, a, out);
     }
-    out->total_s = kernels_step_s(cfg, setup, g);
+    /* each pass is max(GPU, host issue) + its host work behind synchronisations */
+    out->total_s = out->gemm_s + out->attention_s + out->memory_s + out->launch_bound_s +
+                   out->host_serial_s;
 }
 
 /* A MoE layer's MLP block on one rank, as DeepSpeed-MoE and grouped-GEMM MoE codes run it:

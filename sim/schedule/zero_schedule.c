@@ -101,11 +101,13 @@ static void collective_set(Builder *b, const GroupSet *set, CollectiveKind kind,
                 calls * kernels_c10d_list_copies_s(&b->cost.gpu, kind == COLL_ALL_GATHER,
                                                    bytes / calls, (double)b->n_shard));
         }
-        if (b->is_grad_fallback && set == &b->shards && kind == COLL_ALL_REDUCE) {
-            /* DeepSpeed before 0.6 without contiguous_gradients (stage3.py allreduce_bucket,
-             * allreduce_and_copy): per call a flatten of the bucket (torch.cat) and the div_
-             * by the world size before NCCL, one copy_ per gradient tensor back out of it
-             * after: the bucket's bytes read and written three times */
+        if (b->is_grad_fallback && kind == COLL_ALL_REDUCE &&
+            set == (b->z->stage == 3 ? &b->shards : &b->world)) {
+            /* without contiguous_gradients (ZeRO-3 before 0.6, ZeRO-1: stage3.py and
+             * stage2.py allreduce_bucket, allreduce_and_copy): per call a flatten of the
+             * bucket (torch.cat) and the div_ by the world size before NCCL, one copy_ per
+             * gradient tensor back out of it after: the bucket's bytes read and written
+             * three times */
             const double calls = n_calls > 1 ? (double)n_calls : 1.0;
             KernelPass pass = {.memory_s = kernels_memory_s(&b->cost.gpu, 6.0 * bytes),
                                .n_kernels = 2.0 * calls + (double)b->bucket_tensors};
@@ -230,8 +232,10 @@ static CollectiveKind bucket_kind(const Builder *b)
 {
     if (b->z->stage == 0)
         return COLL_ALL_REDUCE;
+    if (b->is_grad_fallback) /* buffered_reduce_fallback all-reduces the whole bucket */
+        return COLL_ALL_REDUCE;
     if (b->z->stage == 3)
-        return b->is_grad_fallback ? COLL_ALL_REDUCE : COLL_REDUCE_SCATTER;
+        return COLL_REDUCE_SCATTER;
     if (b->is_textbook)
         return b->z->stage == 1 ? COLL_ALL_REDUCE : COLL_REDUCE_SCATTER;
     return b->z->reduce_scatter && !b->z->multi_rank_bucket_allreduce ? COLL_REDUCE_SCATTER
@@ -268,9 +272,11 @@ static CollectiveKind bucket_kind(const Builder *b)
  * (live_bytes). */
 static bool has_backward_ipg(const Builder *b)
 {
+    if (b->is_grad_fallback)
+        return false;
     if (b->is_list_api)
-        return !b->is_grad_fallback;
-    /* stages 1-2 are modelled with contiguous_gradients true (ds_config.c) */
+        return true;
+    /* stage 2 is modelled with contiguous_gradients true (ds_config.c) */
     return (b->z->stage == 1 || b->z->stage == 2) && !b->is_textbook &&
            b->opts->fsdp == FSDP_NONE;
 }
@@ -1449,8 +1455,11 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
                     opts->zero3_generation == ZERO3_GEN_PER_PARAMETER;
     /* stage3.py before 0.6, reduce_ipg_grads: with contiguous_gradients each bucket's
      * parameters are reduce-scattered (average_tensor -> reduce_gradients_at_owner), without
-     * it the bucket goes through buffered_reduce_fallback, an all-reduce of the whole */
-    b.is_grad_fallback = b.is_list_api && !b.z->contiguous_gradients;
+     * it the bucket goes through buffered_reduce_fallback, an all-reduce of the whole; so
+     * does ZeRO-1's without it (stage2.py, stage_1_and_2.py reduce_ipg_grads), as every
+     * release from 0.4.4 to 0.12.x runs stage 1 (ds_config.c) */
+    const bool is_stage1_zero = b.z->stage == 1 && !b.is_textbook && opts->fsdp == FSDP_NONE;
+    b.is_grad_fallback = (b.is_list_api || is_stage1_zero) && !b.z->contiguous_gradients;
     /* the model's largest tensor, persistent ones included (a bucket or a step's gathers may
      * hold any): the first unit's or the last's */
     const double first = largest_tensor(&b, 0, true);
