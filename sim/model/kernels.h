@@ -88,8 +88,8 @@ typedef struct KernelTime {
 void kernels_time_add(const KernelGpu *g, const KernelPass *pass, double count, KernelTime *t);
 
 /* One GEMM, C[m x n] = A[m x k] B[k x n], `batch` independent ones in one launch, elements of
- * elem_bytes: max(quantized FLOPs / MAMF, operand bytes / bandwidth) + the kernel's fixed
- * time (gpu.gemm_fixed_s). */
+ * elem_bytes: max(quantized FLOPs / the matmul ceiling, operand bytes / bandwidth) + the
+ * kernel's fixed time (gpu.gemm_fixed_s). */
 double kernels_gemm_s(const KernelGpu *g, double batch, double m, double n, double k,
                       double elem_bytes);
 
