@@ -60,7 +60,7 @@ static void test_activations_bytes_gpt_layer_is_34_plus_5as_over_h(void **state)
     (void)state;
     ModelConfig c = gpt(H, L, A, V);
     RunSetup su = setup_of(S, B, RECOMPUTE_NONE, false, 2);
-    su.is_fused_loss = true; /* the paper's Megatron loss */
+    su.loss = LOSS_FUSED; /* the paper's Megatron loss */
     ActivationBytes a;
     activations_bytes(&c, &su, &a);
     assert_int_equal(5 * A * S % H, 0);
@@ -71,7 +71,7 @@ static void test_activations_bytes_gpt_layer_is_34_plus_5as_over_h(void **state)
     assert_int_equal(a.checkpoints, 0);
     assert_int_equal(a.peak, L * a.layer_full + a.output_layer + a.backward_extra);
     /* PyTorch's eager loss on logits.float(): three T x V fp32 tensors at its backward */
-    su.is_fused_loss = false;
+    su.loss = LOSS_EAGER;
     activations_bytes(&c, &su, &a);
     assert_int_equal(a.output_layer, 4 * S * B * H + 12 * S * B * V);
 }
@@ -84,10 +84,10 @@ static void test_activations_bytes_eager_gelu_new_by_hand(void **state)
     ModelConfig c = gpt(H, L, A, V);
     c.is_gelu_new = true;
     RunSetup su = setup_of(S, B, RECOMPUTE_NONE, false, 2);
-    su.is_fused_loss = true;
+    su.loss = LOSS_FUSED;
     ActivationBytes fused, eager;
     activations_bytes(&c, &su, &fused);
-    su.is_eager_elementwise = true;
+    su.elementwise = ELEMENTWISE_EAGER;
     activations_bytes(&c, &su, &eager);
     assert_int_equal(eager.layer_full - fused.layer_full, S * B * 24 * H);
     assert_int_equal(eager.attn_scores, fused.attn_scores);
@@ -95,6 +95,26 @@ static void test_activations_bytes_eager_gelu_new_by_hand(void **state)
     c.is_gelu_new = false;
     activations_bytes(&c, &su, &eager);
     assert_int_equal(eager.layer_full, fused.layer_full);
+}
+
+/* Liger's SwiGLU saves gate and up, not the SiLU output: a gated MLP keeps e f bytes per
+ * token less; its fused linear cross-entropy keeps the two gradients it computed in forward,
+ * T x h and V x h, and no logits: the output layer is 2 e h per token (the final norm's
+ * input and the input gradient) and V h e. */
+static void test_activations_bytes_liger_by_hand(void **state)
+{
+    (void)state;
+    ModelConfig c = gpt(H, L, A, V);
+    c.is_gated_mlp = true;
+    RunSetup su = setup_of(S, B, RECOMPUTE_NONE, false, 2);
+    ActivationBytes fused, liger;
+    activations_bytes(&c, &su, &fused);
+    su.elementwise = ELEMENTWISE_LIGER;
+    su.loss = LOSS_FUSED_LINEAR;
+    activations_bytes(&c, &su, &liger);
+    assert_int_equal(fused.layer_full - liger.layer_full, (uint64_t)S * B * 2 * c.ffn_hidden);
+    assert_int_equal(liger.output_layer, (uint64_t)S * B * 2 * 2 * H + (uint64_t)V * H * 2);
+    assert_int_equal(fused.output_layer, (uint64_t)S * B * (2 * 2 * H + 12 * V));
 }
 
 /* OPT's eager attention keeps, per score, torch.max's input (e), the softmax output (fp32
@@ -110,7 +130,7 @@ static void test_activations_bytes_opt_eager_scores_by_hand(void **state)
     activations_bytes(&c, &su, &base);
     assert_int_equal(base.attn_scores, (uint64_t)S * B * A * S * 5);
     c.family = MODEL_FAMILY_OPT;
-    su.is_eager_elementwise = true;
+    su.elementwise = ELEMENTWISE_EAGER;
     su.is_fp16 = true;
     activations_bytes(&c, &su, &opt16);
     assert_int_equal(opt16.attn_scores, (uint64_t)S * B * A * S * 8);
@@ -182,7 +202,7 @@ static void test_activations_bytes_fp32_by_hand(void **state)
     (void)state;
     ModelConfig c = gpt(H, L, A, V);
     RunSetup su = setup_of(S, B, RECOMPUTE_NONE, false, 4);
-    su.is_fused_loss = true;
+    su.loss = LOSS_FUSED;
     ActivationBytes a;
     activations_bytes(&c, &su, &a);
     assert_int_equal(a.layer_full, S * B * (66 * H + 9 * A * S));
@@ -349,6 +369,7 @@ int main(void)
         cmocka_unit_test(test_activations_bytes_selective_op_by_hand),
         cmocka_unit_test(test_activations_bytes_gpt_layer_is_34_plus_5as_over_h),
         cmocka_unit_test(test_activations_bytes_eager_gelu_new_by_hand),
+        cmocka_unit_test(test_activations_bytes_liger_by_hand),
         cmocka_unit_test(test_activations_bytes_opt_eager_scores_by_hand),
         cmocka_unit_test(test_activations_bytes_gpt_layer_non_integer_ratio),
         cmocka_unit_test(test_activations_bytes_selective_keeps_34sbh),

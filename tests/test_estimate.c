@@ -18,6 +18,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 typedef struct Inputs {
     ModelConfig model;
@@ -79,6 +80,22 @@ static void test_estimate_build_flash3_needs_its_rates(void **state)
                                  "gpu.flash_attention table has FlashAttention-3 (\"v3\") rows, "
                                  "got dgx-a100-80g (A100-SXM4-80GB), which has none: "
                                  "FlashAttention-3 runs on Hopper GPUs; use on (FlashAttention-2)");
+    fini(&in);
+}
+
+/* --elementwise liger patches the RMSNorm families only: GPT-2 is refused, by name. */
+static void test_estimate_build_liger_needs_an_rmsnorm_family(void **state)
+{
+    (void)state;
+    Inputs in;
+    load(&in, "gpt2-1.5b", "zero2", "dgx-a100-80g", 8);
+    EstimateOptions opts = {.recompute = RECOMPUTE_NONE, .elementwise = ELEMENTWISE_LIGER};
+    Estimate est;
+    Err err = {0};
+    assert_int_equal(estimate_build(&in.model, &in.train, &in.platform, &opts, &est, &err), -1);
+    assert_non_null(strstr(err.msg, "--elementwise liger: expected a model of a family "
+                                    "Liger-Kernel patches"));
+    assert_non_null(strstr(err.msg, "got gpt2-1.5b (GPT-2): use fused or eager"));
     fini(&in);
 }
 
@@ -259,6 +276,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_estimate_build_gpt3_zero3_1024_gpus_is_16psi_over_n),
         cmocka_unit_test(test_estimate_build_flash3_needs_its_rates),
+        cmocka_unit_test(test_estimate_build_liger_needs_an_rmsnorm_family),
         cmocka_unit_test(test_estimate_build_gpt2_1_5b_zero2_fits_on_dgx),
         cmocka_unit_test(test_estimate_build_gpt3_zero0_does_not_fit),
         cmocka_unit_test(test_estimate_build_device_peak_and_headroom),

@@ -507,7 +507,7 @@ static void test_kernels_layer_mpt_by_hand(void **state)
     /* a fused loss (--cross-entropy fused) keeps the single-pass count: the cast and the
      * log-softmax r 4 w 4 forward (e + 4 + 8), r 4 + 4 w 4 and the cast back backward */
     RunSetup sf = s;
-    sf.is_fused_loss = true;
+    sf.loss = LOSS_FUSED;
     LayerKernels kf;
     kernels_layer(&cfg, &sf, &g, &kf);
     assert_rel(kf.head_fwd.memory_s, (2 * T * h * e + 2 * T * h * e + T * 1280 * (e + 12)) / B,
@@ -575,6 +575,50 @@ static void test_kernels_step_time_by_family(void **state)
     assert_rel(t.gemm_s + t.attention_s + t.memory_s + t.launch_bound_s, t.total_s, 1e-12);
 }
 
+/* --elementwise liger on a Llama-style toy layer (h 1280, 10 heads of 128, f 5120 gated,
+ * one sequence of 1280, bf16, flash attention): Liger's RMSNorm r e w e forward at 0.85 of
+ * the 1 TB/s stream and r 2e w e backward at 0.71, its rotary r e w e over q and k each
+ * way, its SwiGLU r 2e w e forward and r 3e w 2e backward, beside the two residual adds
+ * (3 e each way). Forward: 2 x 1280 x 1280 x 4 / 0.85 + 2 x 1280 x 2560 x 2 + 2 x 3 x
+ * 1280 x 1280 x 2 + 3 x 1280 x 5120 x 2 = 87,509,835.3 bytes in 6 kernels besides the 7
+ * GEMMs and the flash kernel; backward 2 x 1280 x 1280 x 6 / 0.71 + 13,107,200 +
+ * 19,660,800 + 5 x 1280 x 5120 x 2 = 125,995,267.6 bytes. */
+static void test_kernels_layer_liger_by_hand(void **state)
+{
+    (void)state;
+    KernelGpu g = fixture_toy_gpu();
+    ModelConfig cfg = fixture_mpt_layer();
+    cfg.family = MODEL_FAMILY_LLAMA;
+    cfg.is_gated_mlp = true;
+    cfg.is_qkv_fused = false;
+    RunSetup s = {.seq_len = 1280, .micro_batch = 1, .is_flash_attention = true, .act_bytes = 2,
+                  .elementwise = ELEMENTWISE_LIGER};
+    LayerKernels k;
+    kernels_layer(&cfg, &s, &g, &k);
+    assert_rel(k.fwd.memory_s, 1280.0 * 1280 * 4 * 2 / 0.85 * 1e-12 +
+                                   (13107200.0 + 19660800.0 + 39321600.0) * 1e-12,
+               1e-12);
+    assert_rel(k.bwd.memory_s, 1280.0 * 1280 * 6 * 2 / 0.71 * 1e-12 +
+                                   (13107200.0 + 19660800.0 + 65536000.0) * 1e-12,
+               1e-12);
+    assert_true(k.fwd.n_kernels == 6 + 7 + 1);
+    /* Liger's fused linear cross-entropy: V 5120 over h 1280 gives chunks of next_pow2(1280 /
+     * 4) = 512 tokens, so 512, 512 and 256: three logits GEMMs, three input-gradient GEMMs
+     * and three weight-gradient ones, all in forward, the FLOPs of the unfused head */
+    cfg.vocab = 5120;
+    assert_rel(kernels_flce_chunk_tokens(1280, 5120, 1280), 512, 0);
+    assert_rel(kernels_flce_chunk_tokens(1280, 1280, 1280), 1280, 0); /* one chunk, not 2048 */
+    s.loss = LOSS_FUSED_LINEAR;
+    kernels_layer(&cfg, &s, &g, &k);
+    assert_rel(k.head_fwd.gemm_flops, 3 * 2.0 * 1280 * 5120 * 1280, 1e-12);
+    assert_true(k.head_bwd.gemm_s == 0 && k.head_bwd.gemm_flops == 0);
+    LayerKernels eager;
+    s.loss = LOSS_EAGER;
+    kernels_layer(&cfg, &s, &g, &eager);
+    assert_rel(eager.head_fwd.gemm_flops + eager.head_bwd.gemm_flops, k.head_fwd.gemm_flops,
+               1e-12);
+}
+
 /* OPT's eager attention (transformers' OPTAttention.forward) on the toy layer, 10 heads of
  * 128, one sequence of 1280: in fp16 the scores pass through the mask add and torch.max (r 2
  * w 2 each), the fp32 softmax (r 2 w 4) and the cast back (r 4 w 2), 20 B per score in 4
@@ -592,7 +636,7 @@ static void test_kernels_layer_opt_eager_attention(void **state)
     RunSetup s = {.seq_len = 1280, .micro_batch = 1, .act_bytes = 2, .is_fp16 = true};
     LayerKernels fused, opt, opt_bf16;
     kernels_layer(&cfg, &s, &g, &fused);
-    s.is_eager_elementwise = true;
+    s.elementwise = ELEMENTWISE_EAGER;
     kernels_layer(&cfg, &s, &g, &opt);
     s.is_fp16 = false;
     kernels_layer(&cfg, &s, &g, &opt_bf16);
@@ -642,7 +686,7 @@ static void test_kernels_layer_gpt2_eager_elementwise(void **state)
     RunSetup s = {.seq_len = 1280, .micro_batch = 1, .is_flash_attention = false, .act_bytes = 2};
     LayerKernels fused, eager;
     kernels_layer(&cfg, &s, &g, &fused);
-    s.is_eager_elementwise = true;
+    s.elementwise = ELEMENTWISE_EAGER;
     kernels_layer(&cfg, &s, &g, &eager);
     const double T = 1280, f = 5120, e = 2, B = 1e12, scores = 10.0 * 1280 * 1280;
     assert_rel(eager.attn_core.memory_s - fused.attn_core.memory_s, 3 * 2 * scores * e / B,
@@ -658,16 +702,16 @@ static void test_kernels_layer_gpt2_eager_elementwise(void **state)
     /* MPT: F.gelu stays one kernel; the scale, mask and softmax are three, one backward */
     cfg.family = MODEL_FAMILY_MPT;
     cfg.is_gelu_new = false;
-    s.is_eager_elementwise = false;
+    s.elementwise = ELEMENTWISE_FUSED;
     kernels_layer(&cfg, &s, &g, &fused);
-    s.is_eager_elementwise = true;
+    s.elementwise = ELEMENTWISE_EAGER;
     kernels_layer(&cfg, &s, &g, &eager);
     assert_rel(eager.fwd.memory_s - fused.fwd.memory_s, 2 * 2 * scores * e / B, 1e-9);
     assert_rel(eager.bwd.memory_s - fused.bwd.memory_s, 2 * scores * e / B, 1e-9);
     /* with flash attention only gelu_new changes, and MPT has none */
     s.is_flash_attention = true;
     kernels_layer(&cfg, &s, &g, &eager);
-    s.is_eager_elementwise = false;
+    s.elementwise = ELEMENTWISE_FUSED;
     kernels_layer(&cfg, &s, &g, &fused);
     assert_rel(eager.fwd.memory_s, fused.fwd.memory_s, 1e-12);
 }
@@ -773,6 +817,7 @@ int main(void)
         cmocka_unit_test(test_kernels_layer_flash_at_table_rate),
         cmocka_unit_test(test_kernels_layer_flash3_takes_the_unmasked_backward),
         cmocka_unit_test(test_kernels_layer_unfused_attention),
+        cmocka_unit_test(test_kernels_layer_liger_by_hand),
         cmocka_unit_test(test_kernels_layer_opt_eager_attention),
         cmocka_unit_test(test_kernels_layer_gpt2_eager_elementwise),
         cmocka_unit_test(test_kernels_layer_llama_family),

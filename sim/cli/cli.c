@@ -447,27 +447,22 @@ int cli_deepspeed_version(const char *command, const char *text, Zero3Generation
     return 0;
 }
 
-/* A two-valued option (NULL: its first value) into *out: whether it names the second. */
-static int two_way_choice(const char *command, const char *option, const Choices *choices,
-                          const char *text, bool *out)
-{
-    int mode = 0;
-    if (cli_choice(command, option, choices, false, text, &mode))
-        return EXIT_BAD_USAGE;
-    *out = mode == 1;
-    return 0;
-}
-
 int cli_cross_entropy(const char *command, const char *text, EstimateOptions *out)
 {
-    return two_way_choice(command, "--cross-entropy", &choices_cross_entropy, text,
-                          &out->is_fused_loss);
+    int mode = 0; /* choices_cross_entropy's order is LossKernel's */
+    if (cli_choice(command, "--cross-entropy", &choices_cross_entropy, false, text, &mode))
+        return EXIT_BAD_USAGE;
+    out->loss = (LossKernel)mode;
+    return 0;
 }
 
 int cli_elementwise(const char *command, const char *text, EstimateOptions *out)
 {
-    return two_way_choice(command, "--elementwise", &choices_elementwise, text,
-                          &out->is_eager_elementwise);
+    int mode = 0; /* choices_elementwise's order is ElementwiseKernels' */
+    if (cli_choice(command, "--elementwise", &choices_elementwise, false, text, &mode))
+        return EXIT_BAD_USAGE;
+    out->elementwise = (ElementwiseKernels)mode;
+    return 0;
 }
 
 void cli_setup_defaults(const char *seq_len, const char *recompute, const char *flash,

@@ -61,16 +61,20 @@ int cli_parse(const char *command, const char *help, int argc, char **argv, int 
     "                   every N-th layer, as FSDP codebases' per-layer checkpointing;\n"           \
     "                   selective-op keeps every other matmul's output and the flash\n"            \
     "                   kernel's, as torchtitan's selective_ac_option \"op\" (default: none)\n"  \
-    "  --cross-entropy eager|fused\n"                                                              \
+    "  --cross-entropy eager|fused|fused-linear\n"                                                 \
     "                   the loss: eager is PyTorch's on logits.float() (HF models,\n"             \
     "                   torchtitan), fused a kernel on the logits with the gradient in\n"          \
-    "                   place (Megatron, llm-foundry); sets the loss's memory (default: eager)\n" \
-    "  --elementwise fused|eager\n"                                                                \
+    "                   place (Megatron, llm-foundry), fused-linear Liger-Kernel's fused\n"       \
+    "                   linear cross-entropy, which never holds the whole logits; sets the\n"    \
+    "                   loss's time and memory (default: eager)\n"                                \
+    "  --elementwise fused|eager|liger\n"                                                          \
     "                   the layer's element-wise work: fused kernels (Megatron's scale-mask-\n"   \
     "                   softmax and bias-GeLU, F.gelu, F.silu), or eager, one kernel per\n"      \
     "                   PyTorch operation as HF transformers' modeling code runs it: the\n"     \
     "                   unfused attention's scale, masks and softmax apart (with\n"             \
-    "                   --flash-attention off) and gelu_new as eight kernels (default: fused)\n" \
+    "                   --flash-attention off) and gelu_new as eight kernels, or liger,\n"     \
+    "                   Liger-Kernel's RMSNorm, rotary and SwiGLU kernels (RMSNorm families)\n" \
+    "                   (default: fused)\n"                                                       \
     "  --flash-attention on|v2|v1|v3|off\n"                                                        \
     "                   attention without stored s x s scores, at the platform's published\n"    \
     "                   rates: on is FlashAttention-2 (v2), v1 the first FlashAttention, v3\n"   \
@@ -164,11 +168,11 @@ int cli_setup_options(const char *command, const char *seq_len, const char *reco
         {"--precision", true, NULL}
 #define CLI_N_TRAIN_OPTIONS 6
 
-/* --cross-entropy eager|fused (NULL: eager) into out->is_fused_loss. 0, or EXIT_BAD_USAGE
+/* --cross-entropy eager|fused|fused-linear (NULL: eager) into out->loss. 0, or EXIT_BAD_USAGE
  * with the message printed. */
 int cli_cross_entropy(const char *command, const char *text, EstimateOptions *out);
 
-/* --elementwise fused|eager (NULL: fused) into out->is_eager_elementwise. 0, or
+/* --elementwise fused|eager|liger (NULL: fused) into out->elementwise. 0, or
  * EXIT_BAD_USAGE with the message printed. */
 int cli_elementwise(const char *command, const char *text, EstimateOptions *out);
 

@@ -12,7 +12,8 @@
  * which sums to the paper's 34 h + 5 a s for GPT. Parallel blocks, Gemma 2/3's extra norms and
  * q/k norms change the norm and MLP-input terms (below). The output layer keeps the final norm input
  * and the logits' input (2 e h) and the loss's T x V tensors: 12 V for the eager fp32
- * cross-entropy of HF and torchtitan, 4 V for a fused loss (Megatron's: Korthikanti sec. 4.3).
+ * cross-entropy of HF and torchtitan, 4 V for a fused loss (Megatron's: Korthikanti sec. 4.3),
+ * none for Liger's fused linear cross-entropy (its two gradients instead).
  */
 #include "activations.h"
 
@@ -29,9 +30,13 @@ void activations_bytes(const ModelConfig *cfg, const RunSetup *setup, Activation
 
     uint64_t attn = e * h + e * q_dim + 2 * e * kv_dim + e * q_dim + h;
     uint64_t mlp = cfg->is_gated_mlp ? e * h + 4 * e * f + h : e * h + 2 * e * f + h;
+    /* Liger's SwiGLU saves only its two inputs, gate and up, and recomputes the SiLU in
+     * backward (ops/swiglu.py, LigerSiLUMulFunction); the down projection keeps the product */
+    if (cfg->is_gated_mlp && setup->elementwise == ELEMENTWISE_LIGER)
+        mlp -= e * f;
     /* eager gelu_new (kernels.c) also saves 0.5 x, tanh's output and 1 + tanh for its
      * backward (the product's two operands, tanh_backward's input) */
-    if (setup->is_eager_elementwise && cfg->is_gelu_new && !cfg->is_gated_mlp)
+    if (setup->elementwise == ELEMENTWISE_EAGER && cfg->is_gelu_new && !cfg->is_gated_mlp)
         mlp += 3 * e * f;
     if (cfg->moe.n_experts > 0) {
         /* A MoE layer keeps, per token: its input (router and shared experts read it), the
@@ -99,7 +104,7 @@ void activations_bytes(const ModelConfig *cfg, const RunSetup *setup, Activation
      * upcasts fp16, and the 16-bit probabilities the second bmm saves; its attention dropout
      * (0.0) keeps nothing. */
     uint64_t per_score = 2 * e + 1;
-    if (setup->is_eager_elementwise && cfg->family == MODEL_FAMILY_OPT)
+    if (setup->elementwise == ELEMENTWISE_EAGER && cfg->family == MODEL_FAMILY_OPT)
         per_score = setup->is_fp16 ? 4 + 2 * e : 2 * e;
     uint64_t scores = tokens * cfg->n_heads * s * per_score;
     /* Flash attention keeps one fp32 log-sum-exp per head and row instead. */
@@ -131,7 +136,13 @@ void activations_bytes(const ModelConfig *cfg, const RunSetup *setup, Activation
      * place: Megatron's vocab_parallel_cross_entropy on fp32 logits, 4 V (Korthikanti sec.
      * 4.3); flash-attn's CrossEntropyLoss (llm-foundry's default loss_fn) on 16-bit logits
      * with a 16-bit gradient, 2 e V, the same 4 V in 16-bit training. */
-    out->output_layer = tokens * (2 * e * h + (setup->is_fused_loss ? 4 : 12) * cfg->vocab);
+    out->output_layer = tokens * (2 * e * h + (setup->loss == LOSS_FUSED ? 4 : 12) * cfg->vocab);
+    /* Liger's fused linear cross-entropy computes both gradients in forward and keeps them,
+     * the input's (T x h) and the output projection's (V x h, in the weight's dtype), and
+     * not the logits or its input (ctx.save_for_backward(grad_input, grad_weight)); its
+     * chunk of logits (kernels_flce_chunk_tokens x V) lives only inside the forward */
+    if (setup->loss == LOSS_FUSED_LINEAR)
+        out->output_layer = tokens * 2 * e * h + cfg->vocab * h * e;
     out->checkpoint_per_layer = tokens * e * h;
     const uint64_t n_ck = setup_n_checkpointed(setup, cfg->n_layers);
     out->checkpoints = n_ck * out->checkpoint_per_layer;

@@ -47,8 +47,14 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
                        "table has FlashAttention-3 (\"v3\") rows, got %s (%s), which has "
                        "none: FlashAttention-3 runs on Hopper GPUs; use on (FlashAttention-2)",
                        platform->name, platform->gpu.model);
-    setup->is_fused_loss = opts->is_fused_loss;
-    setup->is_eager_elementwise = opts->is_eager_elementwise;
+    setup->loss = opts->loss;
+    setup->elementwise = opts->elementwise;
+    if (setup->elementwise == ELEMENTWISE_LIGER && !kernels_is_rmsnorm_family(model))
+        return err_set(err,
+                       "--elementwise liger: expected a model of a family Liger-Kernel patches "
+                       "(an RMSNorm family: Llama, Mistral, Qwen2/3, Gemma, Phi-3, OLMo 2), "
+                       "got %s (%s): use fused or eager",
+                       model->name, model_config_family_name(model->family));
     setup->act_bytes = ds_config_param_bytes(train);
     setup->is_fp16 = train->precision == PRECISION_FP16;
     setup->ep_size = opts->ep_size > 1 ? opts->ep_size : 1;

@@ -39,8 +39,8 @@ typedef struct EstimateOptions {
                                      precision's) */
     bool has_fsdp_autocast_casts; /* fp32 FSDP parameters cast by 16-bit autocast at each use */
     PlatformFlashKernel flash_kernel; /* --flash-attention v2 (on), v1 or v3 */
-    bool is_fused_loss;         /* --cross-entropy fused */
-    bool is_eager_elementwise;  /* --elementwise eager */
+    LossKernel loss;                /* --cross-entropy */
+    ElementwiseKernels elementwise; /* --elementwise */
     uint64_t ep_size;           /* expert parallelism (--ep-size; 0 or 1: none; model/moe.h) */
     double capacity_factor;     /* expert capacity factor (--moe-capacity-factor; 0: 1.0) */
     double moe_imbalance;       /* busiest expert's share, dropless (--moe-imbalance; 0: 1) */

@@ -320,6 +320,25 @@ static void rmsnorm_eager(LayerKernels *o, const KernelGpu *g, double elems, dou
     rmsnorm_eager_pass(&o->fwd, &o->bwd, g, elems, e);
 }
 
+/* Liger-Kernel's RMSNorm (ops/rms_norm.py, LigerRMSNormFunction): one Triton kernel forward
+ * (reads x, writes y and one fp32 rstd per row: r e w e per element) and backward (reads dy
+ * and x, writes dx: r 2e w e, and per-program partial weight gradients summed by a second
+ * kernel). Measured, Liger's bf16 RMSNorm on H100 NVL (Liger-Kernel
+ * benchmark/data/h100_all_benchmark_data.csv, M = 2048 rows, Liger 0.5.2, 2025-01-25):
+ * forward (0.110656 - 0.063936) ms over the 2048 x 16384 elements from hidden 16384 to
+ * 32768, 1.393 ps per element, 2.87 TB/s for its 4 bytes; backward (0.111264 - 0.069360) ms
+ * from 8192 to 16384 (its 32768 point spills), 2.497 ps for 6 bytes, 2.40 TB/s: 0.74 and
+ * 0.62 of the card's 3.9 TB/s, 0.85 and 0.71 of the 0.87 streaming rate. */
+#define RMSNORM_LIGER_FWD_SHARE 0.85
+#define RMSNORM_LIGER_BWD_SHARE 0.71
+
+static void rmsnorm_liger_pass(KernelPass *f, KernelPass *b, const KernelGpu *g, double elems,
+                               double e)
+{
+    memory(f, g, elems * 2.0 * e / RMSNORM_LIGER_FWD_SHARE, 1.0);
+    memory(b, g, elems * 3.0 * e / RMSNORM_LIGER_BWD_SHARE, 2.0);
+}
+
 /* Rotary embedding of Q or K as torchtitan's apply_rotary_emb runs it: x.float() viewed as
  * complex (r e w 4), times the complex frequencies (r 4 w 4; the table is small), back to
  * real and .type_as(x) (r 4 w e): 16 + 2e bytes per element in 3 kernels, and the same in
@@ -331,10 +350,7 @@ static void rotary_eager(LayerKernels *o, const KernelGpu *g, double elems, doub
     memory(&o->bwd, g, elems * (16.0 + 2.0 * e), 3.0);
 }
 
-/* The families whose HuggingFace modeling file normalises with an eager RMSNorm module
- * (LlamaRMSNorm and its copies: Qwen2/3, Gemma 1-3, Phi-3, OLMo 2), not ATen's fused
- * layer_norm. */
-static bool is_rmsnorm(const ModelConfig *cfg)
+bool kernels_is_rmsnorm_family(const ModelConfig *cfg)
 {
     switch (cfg->family) {
     case MODEL_FAMILY_LLAMA:
@@ -358,10 +374,12 @@ static bool has_rotary(const ModelConfig *cfg)
 
 /* A layer norm: one fused kernel (ATen's layer_norm) for LayerNorm families, the eager
  * fp32 RMSNorm for the RMSNorm families. */
-static void norm(LayerKernels *o, const ModelConfig *cfg, const KernelGpu *g, double elems,
-                 double e)
+static void norm(LayerKernels *o, const ModelConfig *cfg, const RunSetup *setup,
+                 const KernelGpu *g, double elems, double e)
 {
-    if (is_rmsnorm(cfg))
+    if (kernels_is_rmsnorm_family(cfg) && setup->elementwise == ELEMENTWISE_LIGER)
+        rmsnorm_liger_pass(&o->fwd, &o->bwd, g, elems, e);
+    else if (kernels_is_rmsnorm_family(cfg))
         rmsnorm_eager(o, g, elems, e);
     else
         pointwise(o, g, elems, 1.0, e);
@@ -421,9 +439,9 @@ static void attention_core(LayerKernels *o, const ModelConfig *cfg, const RunSet
          * dtype's minimum, and a softmax that fp16 computes in fp32 and casts back
          * (softmax(..., dtype=torch.float32).to(torch.float16), huggingface/transformers
          * #17437); the attention dropout (0.0 in OPT's configs) launches nothing. */
-        const bool is_opt = s->is_eager_elementwise && cfg->family == MODEL_FAMILY_OPT;
+        const bool is_opt = s->elementwise == ELEMENTWISE_EAGER && cfg->family == MODEL_FAMILY_OPT;
         const bool is_upcast = is_opt && s->is_fp16;
-        const double passes = s->is_eager_elementwise ? (is_gpt2 ? 4.0 : 3.0) : 1.0;
+        const double passes = s->elementwise == ELEMENTWISE_EAGER ? (is_gpt2 ? 4.0 : 3.0) : 1.0;
         gemm(core, g, b * a, seq, seq, d, e); /* S = Q K^T, per head */
         if (is_opt)
             memory(core, g, scores * (4.0 * e + (is_upcast ? 2.0 * (e + 4.0) : 2.0 * e)),
@@ -455,13 +473,13 @@ static void attention_core(LayerKernels *o, const ModelConfig *cfg, const RunSet
              * masked), each reading and writing the scores' gradient; an added mask's
              * backward is the identity */
             const double bwd_passes = is_gpt2 ? 2.0 : 1.0;
-            if (s->is_eager_elementwise)
+            if (s->elementwise == ELEMENTWISE_EAGER)
                 memory(&o->bwd, g, bwd_passes * 2.0 * scores * e, bwd_passes);
         }
         gemm(&o->bwd, g, b * a, seq, d, seq, e);   /* dQ = dS K */
         gemm(&o->bwd, g, b * a, seq, d, seq, e);   /* dK = dS^T Q */
     }
-    if (!s->is_flash_attention && s->is_eager_elementwise && cfg->family == MODEL_FAMILY_OPT) {
+    if (!s->is_flash_attention && s->elementwise == ELEMENTWISE_EAGER && cfg->family == MODEL_FAMILY_OPT) {
         /* q_proj(x) * scaling, and its backward grad * scaling: r e w e each */
         const double q_elems = b * seq * a * d;
         memory(&o->fwd, g, 2.0 * q_elems * e, 1.0);
@@ -484,9 +502,20 @@ static void attention_core(LayerKernels *o, const ModelConfig *cfg, const RunSet
  * applied on every GPU (measured on the A100 only). */
 #define CROSS_ENTROPY_EAGER_BWD_SHARE 0.61
 
-static void head(LayerKernels *o, const ModelConfig *cfg, const KernelGpu *g, double t, double e,
-                 bool has_learned_pos, bool is_fused_loss)
+/* Liger's fused linear cross-entropy runs the tokens in chunks of
+ * next_power_of_2(ceil(T / ceil(V / h))), at most T (fused_linear_cross_entropy_forward:
+ * transient logits of about T x h elements). */
+double kernels_flce_chunk_tokens(double t, double v, double h)
 {
+    const double inc = ceil(v / h);
+    const double chunk = pow(2.0, ceil(log2(ceil(t / inc))));
+    return chunk < t ? chunk : t;
+}
+
+static void head(LayerKernels *o, const ModelConfig *cfg, const RunSetup *setup,
+                 const KernelGpu *g, double t, double e, bool has_learned_pos)
+{
+    const LossKernel loss = setup->loss;
     const double h = (double)cfg->hidden, v = (double)cfg->vocab;
     KernelPass *f = &o->head_fwd, *b = &o->head_bwd;
     memory(f, g, 2.0 * t * h * e, 1.0); /* embedding rows gathered */
@@ -496,11 +525,31 @@ static void head(LayerKernels *o, const ModelConfig *cfg, const KernelGpu *g, do
         memory(f, g, 3.0 * t * h * e, 1.0); /* + position rows */
         memory(b, g, 2.0 * t * h * e, 1.0);
     }
-    if (cfg->has_final_norm && is_rmsnorm(cfg)) { /* final norm, eager RMSNorm */
+    if (cfg->has_final_norm && kernels_is_rmsnorm_family(cfg) &&
+        setup->elementwise == ELEMENTWISE_LIGER) {
+        rmsnorm_liger_pass(f, b, g, t * h, e);
+    } else if (cfg->has_final_norm && kernels_is_rmsnorm_family(cfg)) { /* eager RMSNorm */
         rmsnorm_eager_pass(f, b, g, t * h, e);
     } else if (cfg->has_final_norm) {
         memory(f, g, 2.0 * t * h * e, 1.0);
         memory(b, g, 3.0 * t * h * e, 1.0);
+    }
+    if (loss == LOSS_FUSED_LINEAR) {
+        /* Liger's fused linear cross-entropy (ops/fused_linear_cross_entropy.py), all in
+         * forward: grad_input (T x h) and grad_weight (V x h) zeroed, then per chunk the
+         * logits GEMM, the loss kernel (an online softmax over each row, then the gradient
+         * written over the logits: r 2e w e per logit), the input gradient's GEMM and the
+         * weight gradient's accumulation; its backward only scales by the loss gradient, 1 */
+        memory(f, g, (t + v) * h * e, 2.0);
+        const double chunk = kernels_flce_chunk_tokens(t, v, h);
+        for (double done = 0.0; done < t; done += chunk) {
+            const double c = t - done < chunk ? t - done : chunk;
+            gemm(f, g, 1.0, c, v, h, e);
+            memory(f, g, 3.0 * c * v * e, 1.0);
+            gemm(f, g, 1.0, c, h, v, e);
+            gemm(f, g, 1.0, h, v, c, e);
+        }
+        return;
     }
     gemm(f, g, 1.0, t, v, h, e); /* logits */
     gemm(b, g, 1.0, t, h, v, e);
@@ -514,7 +563,7 @@ static void head(LayerKernels *o, const ModelConfig *cfg, const KernelGpu *g, do
      * 20 bytes, measured at 0.61 of the streaming rate (CROSS_ENTROPY_EAGER_BWD_SHARE);
      * 16-bit logits add the cast (r e, w 4) and its backward (r 4, w e). */
     const bool is_cast = e < 4.0;
-    if (is_fused_loss) {
+    if (loss == LOSS_FUSED) {
         /* a fused loss (flash-attn's, Megatron's) is not timed as its own kernels yet: it
          * keeps the single-pass count, log-softmax r 4 w 4, its gradient r 4 + 4 w 4 */
         memory(f, g, t * v * (8.0 + (is_cast ? e + 4.0 : 0.0)), is_cast ? 2.0 : 1.0);
@@ -632,7 +681,7 @@ void kernels_layer_of(const ModelConfig *cfg, const RunSetup *setup, const Kerne
     const bool has_dropout = cfg->family == MODEL_FAMILY_GPT2;
 
     /* attention block */
-    norm(out, cfg, g, t * h, e);
+    norm(out, cfg, setup, g, t * h, e);
     const MlaShape *mla = &cfg->mla;
     if (mla->kv_lora_rank > 0) {
         /* multi-head latent attention: the low-rank projections and their norms (outside
@@ -642,13 +691,13 @@ void kernels_layer_of(const ModelConfig *cfg, const RunSetup *setup, const Kerne
         const double lq = (double)mla->q_lora_rank, lkv = (double)mla->kv_lora_rank;
         if (mla->q_lora_rank > 0) {
             linear(out, g, t, lq, h, e, false);
-            norm(out, cfg, g, t * lq, e);
+            norm(out, cfg, setup, g, t * lq, e);
             linear(out, g, t, a * qk, lq, e, false);
         } else {
             linear(out, g, t, a * qk, h, e, false);
         }
         linear(out, g, t, lkv + (double)mla->qk_rope_dim, h, e, false);
-        norm(out, cfg, g, t * lkv, e);
+        norm(out, cfg, setup, g, t * lkv, e);
         linear(out, g, t, a * (double)(mla->qk_nope_dim + mla->v_head_dim), lkv, e, false);
         li += cfg->is_qkv_fused ? 1 : 3;
     } else if (cfg->is_qkv_fused) {
@@ -658,7 +707,12 @@ void kernels_layer_of(const ModelConfig *cfg, const RunSetup *setup, const Kerne
         linear(out, g, t, kv, h, e, sop.is_saved[li++]);
         linear(out, g, t, kv, h, e, sop.is_saved[li++]);
     }
-    if (is_rotary) {
+    if (is_rotary && setup->elementwise == ELEMENTWISE_LIGER) {
+        /* Liger's rotary (ops/rope.py): one kernel rotating q and k in place, r e w e each
+         * way, the same for the gradients */
+        memory(&out->fwd, g, 2.0 * t * (q + kv) * e, 1.0);
+        memory(&out->bwd, g, 2.0 * t * (q + kv) * e, 1.0);
+    } else if (is_rotary) {
         rotary_eager(out, g, t * q, e);
         rotary_eager(out, g, t * kv, e);
     }
@@ -678,19 +732,28 @@ void kernels_layer_of(const ModelConfig *cfg, const RunSetup *setup, const Kerne
     /* MLP block: its own norm, unless attention and MLP read the same normalised input (a
      * parallel block: one norm per layer); Gemma 2/3 add post-norms (four in all) */
     if (cfg->n_layer_norms >= 2)
-        norm(out, cfg, g, t * h, e);
+        norm(out, cfg, setup, g, t * h, e);
     for (unsigned k = 2; k < cfg->n_layer_norms; k++)
-        norm(out, cfg, g, t * h, e);
+        norm(out, cfg, setup, g, t * h, e);
     if (is_moe) {
         moe_block(out, cfg, setup, g, t, e);
     } else if (cfg->is_gated_mlp) {
         linear(out, g, t, f, h, e, sop.is_saved[li++]);       /* gate */
         linear(out, g, t, f, h, e, sop.is_saved[li++]);       /* up */
-        pointwise(out, g, t * f, 1.0, e); /* SiLU(gate) */
-        pointwise(out, g, t * f, 2.0, e); /* x up */
+        if (setup->elementwise == ELEMENTWISE_LIGER) {
+            /* Liger's SwiGLU (ops/swiglu.py, LigerSiLUMulFunction): one kernel reads gate
+             * and up and writes the product (r 2e w e); backward reads the product's
+             * gradient, gate and up and writes both gradients over them (r 3e w 2e),
+             * recomputing the SiLU */
+            memory(&out->fwd, g, 3.0 * t * f * e, 1.0);
+            memory(&out->bwd, g, 5.0 * t * f * e, 1.0);
+        } else {
+            pointwise(out, g, t * f, 1.0, e); /* SiLU(gate) */
+            pointwise(out, g, t * f, 2.0, e); /* x up */
+        }
     } else {
         linear(out, g, t, f, h, e, sop.is_saved[li++]);
-        if (setup->is_eager_elementwise && cfg->is_gelu_new)
+        if (setup->elementwise == ELEMENTWISE_EAGER && cfg->is_gelu_new)
             gelu_new_eager(out, g, t * f, e);
         else
             pointwise(out, g, t * f, 1.0, e); /* GeLU, one kernel */
@@ -711,7 +774,7 @@ void kernels_layer_of(const ModelConfig *cfg, const RunSetup *setup, const Kerne
     if (biased > 0)
         memory(&out->bwd, g, t * e * biased, n_biased);
 
-    head(out, cfg, g, t, e, cfg->position_rows > 0, setup->is_fused_loss);
+    head(out, cfg, setup, g, t, e, cfg->position_rows > 0);
     out->recompute_op = (KernelPass){
         .gemm_s = out->fwd.gemm_s - out->op_saved.gemm_s,
         .gemm_flops = out->fwd.gemm_flops - out->op_saved.gemm_flops,

@@ -168,6 +168,16 @@ void kernels_layer_of(const ModelConfig *cfg, const RunSetup *setup, const Kerne
  * the model's ends. */
 double kernels_step_s(const ModelConfig *cfg, const RunSetup *setup, const KernelGpu *g);
 
+/* The families whose HuggingFace modeling file normalises with an eager RMSNorm module
+ * (LlamaRMSNorm and its copies: Qwen2/3, Gemma 1-3, Phi-3, OLMo 2), not ATen's fused
+ * layer_norm: the ones Liger-Kernel's RMSNorm, rotary and SwiGLU patch (--elementwise
+ * liger). */
+bool kernels_is_rmsnorm_family(const ModelConfig *cfg);
+
+/* Tokens per chunk of Liger's fused linear cross-entropy over t tokens, vocabulary v,
+ * hidden h. */
+double kernels_flce_chunk_tokens(double t, double v, double h);
+
 /* The same step by kernel family (KernelTime); out->total_s = kernels_step_s. */
 void kernels_step_time(const ModelConfig *cfg, const RunSetup *setup, const KernelGpu *g,
                        KernelTime *out);

@@ -24,6 +24,25 @@ typedef enum Recompute {
                                the flash kernel, and re-runs the rest (selective_op.h) */
 } Recompute;
 
+/* The loss (--cross-entropy): PyTorch's eager cross-entropy on logits.float() (HF models,
+ * torchtitan); a fused kernel on the logits with the gradient written in place (Megatron's,
+ * flash-attn's); or Liger-Kernel's fused linear cross-entropy, which never holds the whole
+ * logits: chunks of tokens through the output projection, the loss kernel and both
+ * gradient GEMMs, all in forward (LigerFusedLinearCrossEntropyFunction). */
+typedef enum LossKernel { LOSS_EAGER, LOSS_FUSED, LOSS_FUSED_LINEAR } LossKernel;
+
+/* The layer's element-wise work (--elementwise): fused kernels (Megatron's scale-mask-softmax
+ * and bias-GeLU, F.gelu, F.silu; an RMSNorm family's norm and rotary as its HF modeling
+ * code runs them), one kernel per PyTorch operation as HF transformers' eager modeling code
+ * runs it (the unfused attention's scale, masks and softmax apart, gelu_new as eight
+ * kernels), or Liger-Kernel's Triton kernels for an RMSNorm family (one kernel each for
+ * RMSNorm, the rotary embedding of q and k, and SwiGLU). */
+typedef enum ElementwiseKernels {
+    ELEMENTWISE_FUSED,
+    ELEMENTWISE_EAGER,
+    ELEMENTWISE_LIGER
+} ElementwiseKernels;
+
 typedef struct RunSetup {
     uint64_t seq_len;
     uint64_t micro_batch;  /* sequences per GPU per forward/backward */
@@ -38,13 +57,9 @@ typedef struct RunSetup {
                                          FlashAttention-3 (v3, Hopper) */
     unsigned act_bytes; /* bytes per activation element: 2 (fp16/bf16) or 4 (fp32) */
     bool is_fp16;       /* fp16 training (model code that upcasts fp16 softmaxes to fp32) */
-    bool is_fused_loss; /* a fused cross-entropy on the logits (Megatron's, flash-attn's)
-                           rather than PyTorch's eager one on logits.float() */
-    bool is_eager_elementwise; /* the model code's element-wise work as one kernel per
-                                  PyTorch operation (HF transformers' eager modeling code:
-                                  the unfused attention's scale, masks and softmax apart,
-                                  gelu_new as eight kernels) rather than fused kernels
-                                  (Megatron's scale-mask-softmax and bias-GeLU) */
+    LossKernel loss; /* how the model code computes its cross-entropy (--cross-entropy) */
+    ElementwiseKernels elementwise; /* the model code's element-wise kernels
+                                       (--elementwise) */
     /* mixtures of experts (model/moe.h); ignored for dense models */
     uint64_t ep_size;       /* expert-parallel group: ranks that split each layer's experts
                                (DeepSpeed-MoE's ep_size; --ep-size); 0 or 1: none */

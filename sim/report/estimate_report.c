@@ -278,8 +278,10 @@ void estimate_report_json_inputs(JsonWriter *w, const EstimateReport *r)
                 : e->setup.flash_kernel == PLATFORM_FLASH_V1 ? 1
                 : e->setup.flash_kernel == PLATFORM_FLASH_V3 ? 3
                                                                 : 2);
-    json_kv_string(w, "cross_entropy", e->setup.is_fused_loss ? "fused" : "eager");
-    json_kv_string(w, "elementwise", e->setup.is_eager_elementwise ? "eager" : "fused");
+    static const char *const loss_names[] = {"eager", "fused", "fused-linear"};
+    static const char *const elementwise_names[] = {"fused", "eager", "liger"};
+    json_kv_string(w, "cross_entropy", loss_names[e->setup.loss]);
+    json_kv_string(w, "elementwise", elementwise_names[e->setup.elementwise]);
     json_kv_u64(w, "grad_comm_bytes", e->mem.grad_comm_bytes);
     json_key(w, "defaults_applied");
     json_begin_array(w);
