@@ -251,6 +251,28 @@ static const char neox_20b[] =
     "  \"vocab_size\": 50432\n"
     "}\n";
 
+/* OPT's dropout (OPTConfig default 0.1) after the attention and the MLP: on unless the file
+ * sets it to 0; a probability outside [0, 1] is refused. */
+static void test_opt_dropout(void **state)
+{
+    (void)state;
+    ModelConfig c;
+    const char *base = "{\"model_type\": \"opt\", \"hidden_size\": 768, \"num_hidden_layers\": 12, "
+                       "\"num_attention_heads\": 12";
+    char text[256];
+    snprintf(text, sizeof text, "%s}", base);
+    parse_ok(text, &c);
+    assert_true(c.has_hidden_dropout);
+    assert_has(&c.defaults_used, "dropout = 0.1 (OPTConfig default)");
+    model_config_fini(&c);
+    snprintf(text, sizeof text, "%s, \"dropout\": 0.0}", base);
+    parse_ok(text, &c);
+    assert_false(c.has_hidden_dropout);
+    model_config_fini(&c);
+    snprintf(text, sizeof text, "%s, \"dropout\": 2}", base);
+    assert_parse_fails(text, "config.json: dropout: expected number in [0, 1], got 2");
+}
+
 static void test_neox(void **state)
 {
     (void)state;
@@ -689,6 +711,7 @@ int main(void)
         cmocka_unit_test(test_llama_gqa),
         cmocka_unit_test(test_llama_defaults_and_head_dim),
         cmocka_unit_test(test_llama_bias),
+        cmocka_unit_test(test_opt_dropout),
         cmocka_unit_test(test_neox),
         cmocka_unit_test(test_mpt),
         cmocka_unit_test(test_family_without_model_type),

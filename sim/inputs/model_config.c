@@ -544,6 +544,16 @@ static int read_opt(Reader *r)
     c->has_final_norm = ln_before && !remove_final;
     c->has_qkv_bias = c->has_out_bias = c->has_mlp_bias = enable_bias;
     c->position_rows = c->max_seq + 2;
+    /* OPTDecoderLayer applies nn.functional.dropout(p=config.dropout) to the attention's and
+     * the MLP's outputs (OPTConfig default 0.1); in train mode each is a kernel */
+    double dropout = 0.1;
+    mark(r, "dropout");
+    int rc = jsonfile_get_double(r->root, "dropout", r->at, 0.0, 1.0, &dropout, r->err);
+    if (rc < 0)
+        return -1;
+    if (rc == 0)
+        strlist_addf(&r->cfg->defaults_used, "dropout = 0.1 (OPTConfig default)");
+    c->has_hidden_dropout = dropout > 0.0;
     return 0;
 }
 

@@ -131,6 +131,8 @@ typedef struct ModelConfig {
                               as eight PyTorch operations (activations.py; GPT-2's and GPT-J's
                               default), one kernel each under --elementwise eager */
     bool is_gate_up_fused; /* gate and up are one module (Phi-3) */
+    bool has_hidden_dropout; /* OPT's dropout after attention and after the MLP is on
+                                (OPTConfig.dropout > 0; GPT-2's is always timed) */
     bool is_tied;          /* output projection shares the input embedding */
     bool is_qkv_fused;     /* Q, K, V are one module (matters for "largest layer") */
     uint64_t sliding_window;   /* keys a sliding-window layer attends to; 0 when none */

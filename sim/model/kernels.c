@@ -7,7 +7,7 @@
  *   rmsnorm_eager); QKV projection (one fused GEMM, or three); rotary embedding of Q and
  *   K (NeoX and Llama families, eager, see rotary_eager); the attention core (FlashAttention, or
  *   QK^T, softmax over the b a s^2 scores in HBM, AV as batched GEMMs); output projection;
- *   dropout (GPT-2 family: r+w plus a 1-byte mask); residual add (r 2, w 1); norm; MLP (up,
+ *   dropout (GPT-2, OPT with dropout: r+w plus a 1-byte mask); residual add (r 2, w 1); norm; MLP (up,
  *   or gate and up, its activation: GeLU r+w 2 T f e, SiLU and product 5 T f e); down
  *   projection; dropout; residual add.
  * Backward: each GEMM's two GEMMs (the input gradient T x K from T x N by N x K, and the
@@ -678,7 +678,8 @@ void kernels_layer_of(const ModelConfig *cfg, const RunSetup *setup, const Kerne
     const double q = (double)(cfg->n_heads * cfg->head_dim);
     const double kv = (double)(cfg->n_kv_heads * cfg->head_dim);
     const bool is_rotary = has_rotary(cfg);
-    const bool has_dropout = cfg->family == MODEL_FAMILY_GPT2;
+    const bool has_dropout = cfg->family == MODEL_FAMILY_GPT2 ||
+                             (cfg->family == MODEL_FAMILY_OPT && cfg->has_hidden_dropout);
 
     /* attention block */
     norm(out, cfg, setup, g, t * h, e);
