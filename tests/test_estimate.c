@@ -83,6 +83,35 @@ static void test_estimate_build_flash3_needs_its_rates(void **state)
     fini(&in);
 }
 
+/* --zero-init off under ZeRO-3: each GPU first holds the whole 16-bit model (2 Psi bytes),
+ * which sets the device peak when the step needs less; under ZeRO-2 the step holds the
+ * whole model anyway and the option changes nothing. */
+static void test_estimate_build_model_load_without_zero_init(void **state)
+{
+    (void)state;
+    Inputs in;
+    load(&in, "llama-2-7b", "zero3", "dgx-a100-80g", 64);
+    EstimateOptions opts = {.seq_len = 512, .recompute = RECOMPUTE_FULL,
+                            .is_flash_attention = true, .is_loaded_whole = true};
+    Estimate est;
+    build(&in, &opts, &est);
+    assert_int_equal(est.gpu_load_bytes, 2 * est.params.total);
+    assert_true(est.gpu_load_bytes > est.gpu_allocated_peak);
+    assert_int_equal(est.gpu_device_peak, est.gpu_load_bytes + est.runtime.outside_bytes);
+    opts.is_loaded_whole = false;
+    Estimate with_init;
+    build(&in, &opts, &with_init);
+    assert_int_equal(with_init.gpu_load_bytes, 0);
+    assert_int_equal(with_init.gpu_device_peak,
+                     with_init.gpu_allocated_peak + with_init.runtime.outside_bytes);
+    fini(&in);
+    load(&in, "llama-2-7b", "zero2", "dgx-a100-80g", 8);
+    opts.is_loaded_whole = true;
+    build(&in, &opts, &est);
+    assert_int_equal(est.gpu_load_bytes, 0);
+    fini(&in);
+}
+
 /* --elementwise liger patches the RMSNorm families only: GPT-2 is refused, by name. */
 static void test_estimate_build_liger_needs_an_rmsnorm_family(void **state)
 {
@@ -277,6 +306,7 @@ int main(void)
         cmocka_unit_test(test_estimate_build_gpt3_zero3_1024_gpus_is_16psi_over_n),
         cmocka_unit_test(test_estimate_build_flash3_needs_its_rates),
         cmocka_unit_test(test_estimate_build_liger_needs_an_rmsnorm_family),
+        cmocka_unit_test(test_estimate_build_model_load_without_zero_init),
         cmocka_unit_test(test_estimate_build_gpt2_1_5b_zero2_fits_on_dgx),
         cmocka_unit_test(test_estimate_build_gpt3_zero0_does_not_fit),
         cmocka_unit_test(test_estimate_build_device_peak_and_headroom),

@@ -65,6 +65,36 @@ static void test_memory_release_then_oom(void **state)
     memory_destroy(t);
 }
 
+/* A model built whole, then partitioned (--zero-init off): 60 MiB in 3 tensors of 20 MiB
+ * are held, freed and the cache emptied before the first op. The reserved peak is those 60
+ * MiB at 0 s, the allocator is empty again, and the step's 30 MiB then reserves afresh; 70
+ * MiB in the 80 MiB the allocator may use is out of memory at 0 s. */
+static void test_memory_preload_gpu(void **state)
+{
+    (void)state;
+    MemTracker *t = memory_create(1, 1, 100 * MIB, 1e12, 0, NULL);
+    memory_set_gpu_runtime(t, 1, 10 * MIB, 10 * MIB, false);
+    memory_preload_gpu(t, 60 * MIB, 3);
+    const MemAccount *a = memory_account(t, 0, MEM_GPU);
+    assert_true(a->reserved_peak_bytes == 60 * MIB);
+    assert_true(a->reserved_peak_time_s == 0.0);
+    assert_true(a->at_reserved_peak[MEM_PARAMS] == 60 * MIB);
+    assert_true(a->reserved_bytes == 0.0);
+    assert_false(a->is_oom);
+    memory_apply(t, 1.0, 0, MEM_GPU, MEM_ACTIVATIONS, 0, STREAM_COMPUTE, 30 * MIB);
+    assert_true(a->reserved_bytes == 30 * MIB);
+    assert_true(memory_gpu_device_peak_bytes(a) == 70 * MIB);
+    memory_destroy(t);
+    t = memory_create(1, 1, 100 * MIB, 1e12, 0, NULL);
+    memory_set_gpu_runtime(t, 1, 10 * MIB, 10 * MIB, false);
+    memory_preload_gpu(t, 100 * MIB, 5);
+    a = memory_account(t, 0, MEM_GPU);
+    assert_true(a->is_oom);
+    assert_true(a->oom_time_s == 0.0);
+    assert_true(a->oom_bytes == 110 * MIB);
+    memory_destroy(t);
+}
+
 /* Without the replay (no memory_set_gpu_runtime) the verdict is allocated bytes > capacity. */
 static void test_memory_without_allocator_replay(void **state)
 {
@@ -85,6 +115,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_memory_reserved_peak_and_device_peak),
         cmocka_unit_test(test_memory_release_then_oom),
+        cmocka_unit_test(test_memory_preload_gpu),
         cmocka_unit_test(test_memory_without_allocator_replay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -134,6 +134,15 @@ int cli_choice(const char *command, const char *option, const Choices *choices, 
     return 0;
 }
 
+int cli_zero_init(const char *command, const char *text, EstimateOptions *out)
+{
+    int off = 0;
+    if (cli_choice(command, "--zero-init", &choices_zero_init, false, text, &off))
+        return EXIT_BAD_USAGE;
+    out->is_loaded_whole = off == 1;
+    return 0;
+}
+
 int cli_module_loading(const char *command, const char *text, Platform *p, StrList *defaults,
                        Err *err)
 {

@@ -105,6 +105,23 @@ int cli_parse(const char *command, const char *help, int argc, char **argv, int 
     "                   a larger CUDA context (runtime.cuda_context_eager_bytes), as every\n"   \
     "                   run before 2022 did (default lazy)\n"
 
+#define CLI_HELP_ZERO_INIT                                                                         \
+    "  --zero-init on|off\n"                                                                      \
+    "                   ZeRO-3 only: on, the model is built under deepspeed.zero.Init (HF\n"      \
+    "                   from_pretrained with a ZeRO-3 config, Accelerate, Megatron-DeepSpeed);\n"  \
+    "                   off, it is built whole and moved to every GPU before\n"                 \
+    "                   deepspeed.initialize partitions it, so each GPU first holds the whole\n" \
+    "                   16-bit model (the verdict and the reserved peak count it) (default on)\n"
+
+/* What "defaults applied" says of an absent --zero-init under ZeRO-3. */
+#define CLI_ZERO_INIT_DEFAULT                                                                      \
+    "--zero-init on (the model built under deepspeed.zero.Init, as HF from_pretrained does "     \
+    "with a ZeRO-3 config)"
+
+/* --zero-init on|off (NULL: on) into out->is_loaded_whole. 0, or EXIT_BAD_USAGE with the
+ * message printed. */
+int cli_zero_init(const char *command, const char *text, EstimateOptions *out);
+
 /* --cuda-module-loading (NULL when absent: lazy, recorded in `defaults` when not NULL and the
  * platform counts the CUDA context) applied to platform p. 0, EXIT_BAD_USAGE (message
  * printed) for an unknown value, or EXIT_BAD_INPUT with err set when the platform has no

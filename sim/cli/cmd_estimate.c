@@ -26,7 +26,7 @@ static const char *const help =
     "the cheapest change that fits (a smaller micro-batch at the same global batch,\n"
     "activation checkpointing, a later ZeRO stage, offload), found by re-estimating them.\n"
     "\n"
-    "required:\n" CLI_HELP_INPUTS "options:\n" CLI_HELP_SETUP CLI_HELP_MOE CLI_HELP_HEADROOM CLI_HELP_MODULE_LOADING
+    "required:\n" CLI_HELP_INPUTS "options:\n" CLI_HELP_SETUP CLI_HELP_MOE CLI_HELP_HEADROOM CLI_HELP_MODULE_LOADING CLI_HELP_ZERO_INIT
     "  --json FILE|-    also write the JSON report to FILE; '-' writes only JSON to stdout\n"
     "  -h, --help       this text\n"
     "\n"
@@ -50,6 +50,7 @@ enum {
     OPT_CAPACITY,
     OPT_IMBALANCE,
     OPT_MODULE_LOADING,
+    OPT_ZERO_INIT,
     N_OPTS
 };
 
@@ -81,6 +82,7 @@ int cmd_estimate(int argc, char **argv)
         [OPT_CAPACITY] = {"--moe-capacity-factor", true, NULL},
         [OPT_IMBALANCE] = {"--moe-imbalance", true, NULL},
         [OPT_MODULE_LOADING] = {"--cuda-module-loading", true, NULL},
+        [OPT_ZERO_INIT] = {"--zero-init", true, NULL},
     };
     const char *cmd = "estimate";
     int rc = cli_parse(cmd, help, argc, argv, 2, o, N_OPTS);
@@ -97,6 +99,7 @@ int cmd_estimate(int argc, char **argv)
         cli_setup_options(cmd, seq, recompute, flash, &opts) ||
         cli_cross_entropy(cmd, cli_value(o, N_OPTS, "--cross-entropy"), &opts) ||
         cli_elementwise(cmd, cli_value(o, N_OPTS, "--elementwise"), &opts) ||
+        cli_zero_init(cmd, o[OPT_ZERO_INIT].value, &opts) ||
         cli_headroom(cmd, o[OPT_HEADROOM].value, &opts.headroom_fraction, NULL) ||
         cli_moe_options(cmd, o[OPT_EP_SIZE].value, o[OPT_CAPACITY].value,
                         o[OPT_IMBALANCE].value, &opts))
@@ -129,6 +132,8 @@ int cmd_estimate(int argc, char **argv)
         strlist_addf(&setup_defaults, "--cross-entropy eager");
     if (cli_value(o, N_OPTS, "--elementwise") == NULL)
         strlist_addf(&setup_defaults, "--elementwise fused");
+    if (o[OPT_ZERO_INIT].value == NULL && train.zero.stage == 3 && !opts.is_fsdp)
+        strlist_addf(&setup_defaults, "%s", CLI_ZERO_INIT_DEFAULT);
     if (o[OPT_HEADROOM].value == NULL)
         strlist_addf(&setup_defaults, "--headroom %.2f (of GPU memory kept free)",
                      ESTIMATE_DEFAULT_HEADROOM_FRACTION);

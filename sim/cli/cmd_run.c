@@ -47,7 +47,7 @@ static const char *const help =
     "sum fits HBM less the headroom, and\n"
     "the bytes each rank sends per collective and per link class.\n"
     "\n"
-    "required:\n" CLI_HELP_INPUTS "options:\n" CLI_HELP_SETUP CLI_HELP_MOE CLI_HELP_HEADROOM CLI_HELP_MODULE_LOADING
+    "required:\n" CLI_HELP_INPUTS "options:\n" CLI_HELP_SETUP CLI_HELP_MOE CLI_HELP_HEADROOM CLI_HELP_MODULE_LOADING CLI_HELP_ZERO_INIT
     "  --steps K        optimizer steps to simulate back to back (default 1)\n"
     "  --delayed-param-update\n"
     "                   ZeRO-Offload's one-step delayed parameter update: the CPU\n"
@@ -144,6 +144,7 @@ enum {
     OPT_STRAGGLER,
     OPT_HTML,
     OPT_MODULE_LOADING,
+    OPT_ZERO_INIT,
     N_OPTS
 };
 
@@ -221,6 +222,7 @@ static int parse_args(int argc, char **argv, RunArgs *a)
         [OPT_HTML] = {"--html", true, NULL},
         [OPT_RING_ORDER] = CLI_JOB_OPTIONS,
         [OPT_MODULE_LOADING] = {"--cuda-module-loading", true, NULL},
+        [OPT_ZERO_INIT] = {"--zero-init", true, NULL},
     };
     const char *cmd = "run";
     memset(a, 0, sizeof *a);
@@ -239,6 +241,7 @@ static int parse_args(int argc, char **argv, RunArgs *a)
                           &a->est_opts) ||
         cli_cross_entropy(cmd, cli_value(o, N_OPTS, "--cross-entropy"), &a->est_opts) ||
         cli_elementwise(cmd, cli_value(o, N_OPTS, "--elementwise"), &a->est_opts) ||
+        cli_zero_init(cmd, o[OPT_ZERO_INIT].value, &a->est_opts) ||
         cli_headroom(cmd, o[OPT_HEADROOM].value, &a->est_opts.headroom_fraction, NULL) ||
         cli_moe_options(cmd, o[OPT_EP_SIZE].value, o[OPT_CAPACITY].value,
                         o[OPT_IMBALANCE].value, &a->est_opts) ||
@@ -316,6 +319,8 @@ static void record_defaults(const RunArgs *a, const ModelConfig *model, const Tr
         strlist_addf(defaults, "--cross-entropy eager");
     if (cli_value(o, N_OPTS, "--elementwise") == NULL)
         strlist_addf(defaults, "--elementwise fused");
+    if (o[OPT_ZERO_INIT].value == NULL && train->zero.stage == 3 && a->sched.fsdp == FSDP_NONE)
+        strlist_addf(defaults, "%s", CLI_ZERO_INIT_DEFAULT);
     if (o[OPT_EXPANDABLE].value == NULL)
         strlist_addf(defaults, "caching allocator with fixed segments (PyTorch's default; "
                                "--expandable-segments for expandable_segments:True)");
@@ -464,6 +469,8 @@ int cmd_run(int argc, char **argv)
     double build_s = wall_now() - t0;
     a.eng.gpu_outside_bytes = (double)est.runtime.outside_bytes;
     a.eng.gpu_headroom_bytes = (double)est.gpu_headroom;
+    a.eng.gpu_load_bytes = (double)est.gpu_load_bytes; /* --zero-init off: one tensor a layer */
+    a.eng.gpu_load_tensors = (uint32_t)model.n_layers + 2;
     if (engine_init(&simulated, train.precision, &err) ||
         engine_run(graph, &a.eng, &result, &err))
         goto done;

@@ -33,6 +33,7 @@ extern const Choices choices_fsdp_version; /* 1 2 (index + 1: FSDP's implementat
 extern const Choices choices_recompute;  /* none selective full (Recompute; every:N aside) */
 extern const Choices choices_collective; /* all_reduce ... broadcast, all_to_all (CollectiveKind) */
 extern const Choices choices_module_loading; /* lazy eager (true is 1: "eager") */
+extern const Choices choices_zero_init;      /* on off (--zero-init) */
 extern const Choices choices_on_off;     /* on off (true is 0: "on") */
 extern const Choices choices_comm_model; /* nccl ideal (CommModel) */
 extern const Choices choices_flash;      /* on v2 v1 v3 off (--flash-attention; on is v2) */

@@ -314,6 +314,11 @@ void allocator_free(CachingAllocator *a, uint32_t id)
     coalesce(a, id);
 }
 
+void allocator_empty_cache(CachingAllocator *a)
+{
+    release_cached(a);
+}
+
 uint64_t allocator_reserved_bytes(const CachingAllocator *a)
 {
     return a->reserved_bytes;

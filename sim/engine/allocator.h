@@ -56,6 +56,10 @@ uint32_t allocator_malloc(CachingAllocator *a, uint64_t bytes, uint32_t stream, 
 /* Returns a block to the cache, merged with free neighbours of its segment. */
 void allocator_free(CachingAllocator *a, uint32_t handle);
 
+/* torch.cuda.empty_cache(): every segment without a block in use goes back to the driver
+ * (expandable segments: every free page). */
+void allocator_empty_cache(CachingAllocator *a);
+
 uint64_t allocator_reserved_bytes(const CachingAllocator *a);  /* segments held */
 uint64_t allocator_allocated_bytes(const CachingAllocator *a); /* rounded blocks in use */
 uint32_t allocator_n_segments(const CachingAllocator *a);

@@ -578,6 +578,7 @@ static void result_init(EngineResult *out, const Graph *g, const Platform *p,
                                 (double)p->cpu.dram_bytes, nvme, opts->traced);
     memory_set_gpu_runtime(out->memory, graph_n_buffers(g), opts->gpu_outside_bytes,
                            opts->gpu_headroom_bytes, opts->is_expandable_segments);
+    memory_preload_gpu(out->memory, opts->gpu_load_bytes, opts->gpu_load_tensors);
 }
 
 /* The run's state: the graph's arrays, the dependency counters, and each collective's

@@ -38,6 +38,9 @@ typedef struct EngineOptions {
     double gpu_outside_bytes;  /* per GPU outside the caching allocator (runtime_memory.h) */
     double gpu_headroom_bytes; /* per GPU kept free by the out-of-memory verdict */
     bool is_expandable_segments; /* PyTorch's expandable_segments allocator mode */
+    double gpu_load_bytes;       /* per GPU held and released before the first op (a model
+                                    built whole, then partitioned: memory_preload_gpu) */
+    uint32_t gpu_load_tensors;   /* in this many tensors */
 } EngineOptions;
 
 /* How one collective ran (the same for all its members). */

@@ -122,6 +122,38 @@ static void replay(MemTracker *t, MemAccount *a, double time_s, uint32_t rank, u
     }
 }
 
+void memory_preload_gpu(MemTracker *t, double bytes, uint32_t n_blocks)
+{
+    if (bytes <= 0 || n_blocks == 0 || t->allocators == NULL)
+        return;
+    const uint64_t each = (uint64_t)(bytes / n_blocks + 0.5);
+    uint32_t *ids = xcalloc(n_blocks, sizeof *ids);
+    for (uint32_t r = 0; r < t->n_ranks; r++) {
+        MemAccount *a = &t->accounts[memory_account_index(t, r, MEM_GPU)];
+        CachingAllocator *al = t->allocators[r];
+        bool is_oom = false;
+        for (uint32_t k = 0; k < n_blocks; k++) {
+            bool over = false;
+            ids[k] = allocator_malloc(al, each, 0, &over);
+            is_oom |= over;
+        }
+        const double reserved = (double)allocator_reserved_bytes(al);
+        if (is_oom)
+            mark_oom(a, 0.0, reserved + a->outside_bytes);
+        if (reserved > a->reserved_peak_bytes) {
+            a->reserved_peak_bytes = reserved;
+            a->reserved_peak_time_s = 0.0;
+            memset(a->at_reserved_peak, 0, sizeof a->at_reserved_peak);
+            a->at_reserved_peak[MEM_PARAMS] = (double)allocator_allocated_bytes(al);
+        }
+        for (uint32_t k = 0; k < n_blocks; k++)
+            allocator_free(al, ids[k]);
+        allocator_empty_cache(al);
+        a->reserved_bytes = (double)allocator_reserved_bytes(al);
+    }
+    free(ids);
+}
+
 void memory_apply(MemTracker *t, double time_s, uint32_t rank, MemSpace space, MemCategory category,
                   uint32_t buffer, uint32_t stream, double bytes)
 {

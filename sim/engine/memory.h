@@ -77,6 +77,12 @@ void memory_apply(MemTracker *t, double time_s, uint32_t rank, MemSpace space, M
  * outside without the allocator replay). */
 double memory_gpu_device_peak_bytes(const MemAccount *a);
 
+/* Before the first op: every GPU's caching allocator takes `bytes` in `n_blocks` equal
+ * tensors, frees them and empties its cache (a model built whole on the GPU, then
+ * partitioned: EngineOptions.gpu_load_bytes). The reserved peak keeps it; a load that does
+ * not fit is the run's first out-of-memory, at time 0. Call after memory_set_gpu_runtime. */
+void memory_preload_gpu(MemTracker *t, double bytes, uint32_t n_blocks);
+
 /* The account of (rank, space): a rank's GPU, or its node's CPU or NVMe. */
 const MemAccount *memory_account(const MemTracker *t, uint32_t rank, MemSpace space);
 uint32_t memory_account_index(const MemTracker *t, uint32_t rank, MemSpace space);

@@ -181,7 +181,16 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
                                                                        : out->gpu_activations;
     out->gpu_allocated_peak = m->gpu_model_states + m->gpu_buffers + working +
                               out->runtime.cublas_workspace_bytes;
-    out->gpu_device_peak = out->gpu_allocated_peak + out->runtime.outside_bytes;
+    /* Without deepspeed.zero.Init (a model built whole, then handed to deepspeed.initialize)
+     * every GPU first holds the whole 16-bit model: engine.py moves the module to the device
+     * and stage3.py partitions it there, freeing each full tensor after its partition is made
+     * and emptying the cache; the peak stays in the allocator's reserve. */
+    out->gpu_load_bytes = z->stage == 3 && opts->is_loaded_whole && !opts->is_fsdp
+                              ? out->params.total * ds_config_param_bytes(train)
+                              : 0;
+    const uint64_t held = out->gpu_allocated_peak > out->gpu_load_bytes ? out->gpu_allocated_peak
+                                                                        : out->gpu_load_bytes;
+    out->gpu_device_peak = held + out->runtime.outside_bytes;
     out->gpu_headroom = (uint64_t)(opts->headroom_fraction * (double)out->gpu_capacity);
     out->fits_gpu = out->gpu_device_peak + out->gpu_headroom <= out->gpu_capacity;
     out->fits_cpu = out->cpu_peak <= out->cpu_capacity;

@@ -39,6 +39,8 @@ typedef struct EstimateOptions {
                                      precision's) */
     bool has_fsdp_autocast_casts; /* fp32 FSDP parameters cast by 16-bit autocast at each use */
     PlatformFlashKernel flash_kernel; /* --flash-attention v2 (on), v1 or v3 */
+    bool is_loaded_whole; /* --zero-init off: the model is built whole on each GPU, not under
+                             deepspeed.zero.Init */
     LossKernel loss;                /* --cross-entropy */
     ElementwiseKernels elementwise; /* --elementwise */
     uint64_t ep_size;           /* expert parallelism (--ep-size; 0 or 1: none; model/moe.h) */
@@ -65,6 +67,9 @@ typedef struct Estimate {
     uint64_t gpu_allocated_peak; /* what the tensors hold at the worst moment: model states +
                                     buffers + workspaces + the larger of the activations
                                     (backward) and the optimizer's working copies (step) */
+    uint64_t gpu_load_bytes;     /* --zero-init off under ZeRO-3: the whole 16-bit model on
+                                    each GPU before deepspeed.initialize partitions it (engine.py
+                                    module.to(device)); 0 otherwise */
     uint64_t gpu_device_peak;    /* + memory outside the allocator; no allocator rounding
                                     (only `zerosim run` replays the allocator) */
     uint64_t gpu_headroom;       /* bytes kept free by the verdict */

@@ -105,6 +105,9 @@ void estimate_report_text(FILE *out, const EstimateReport *r)
     row(out, "optimizer step copies (fp32, at step)", gib(mem->gpu_step_copies), "");
     row(out, "cuBLAS workspaces", gib(e->runtime.cublas_workspace_bytes), "");
     row(out, "= allocated peak", gib(e->gpu_allocated_peak), "(act. or step copies)");
+    if (e->gpu_load_bytes > 0)
+        row(out, "model load (--zero-init off)", gib(e->gpu_load_bytes),
+            "(the whole 16-bit model, before ZeRO-3 partitions it)");
     if (e->runtime.is_counted) {
         row(out, "CUDA context", gib(e->runtime.cuda_context_bytes),
             e->runtime.is_eager_loading ? "eager module loading" : "lazy module loading");
@@ -332,6 +335,7 @@ void estimate_report_json(FILE *out, const EstimateReport *r)
     json_kv_u64(&w, "gpu_cuda_context_bytes", e->runtime.cuda_context_bytes);
     json_kv_string(&w, "cuda_module_loading", e->runtime.is_eager_loading ? "eager" : "lazy");
     json_kv_u64(&w, "gpu_nccl_bytes", e->runtime.nccl_bytes);
+    json_kv_u64(&w, "gpu_load_bytes", e->gpu_load_bytes);
     json_kv_u64(&w, "gpu_device_peak_bytes", e->gpu_device_peak);
     json_kv_u64(&w, "gpu_headroom_bytes", e->gpu_headroom);
     json_kv_u64(&w, "gpu_capacity_bytes", e->gpu_capacity);

@@ -164,6 +164,10 @@ void run_report_text(FILE *out, const RunReport *r)
             g->is_expandable ? "expandable segments" : "fixed segments",
             gib(g->reserved_peak_bytes - mem_sum(g->at_reserved_peak)),
             gib(mem_sum(g->at_reserved_peak)));
+    if (e->gpu_load_bytes > 0)
+        fprintf(out, "  %-34s %10.2f   the whole 16-bit model before ZeRO-3 partitions it, at "
+                     "0 s (--zero-init off)\n",
+                "model load", gib((double)e->gpu_load_bytes));
     if (rt->is_counted) {
         fprintf(out, "  %-34s %10.2f   %s module loading\n", "CUDA context",
                 gib((double)rt->cuda_context_bytes), rt->is_eager_loading ? "eager" : "lazy");
@@ -302,6 +306,7 @@ void run_report_json(FILE *out, const RunReport *r)
     json_kv_u64(&w, "nvls_tree", e->runtime.nccl.nvls_tree_bytes);
     json_end_object(&w);
     json_end_object(&w);
+    json_kv_double(&w, "gpu_load_bytes", (double)e->gpu_load_bytes);
     json_kv_double(&w, "gpu_device_peak_bytes", memory_gpu_device_peak_bytes(g));
     json_kv_double(&w, "gpu_headroom_bytes", g->headroom_bytes);
     json_kv_u64(&w, "gpu_peak_rank", m.peak_rank);

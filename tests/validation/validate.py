@@ -105,6 +105,8 @@ def simulate(zerosim, case, extra=(), recompute=None):
         cmd += ["--mode", run["mode"]]
     if run.get("deepspeed_version"):  # the DeepSpeed release of a historical ZeRO-3 run
         cmd += ["--deepspeed-version", run["deepspeed_version"]]
+    if run.get("zero_init"):  # off: a ZeRO-3 model built whole, then partitioned
+        cmd += ["--zero-init", run["zero_init"]]
     if run.get("cuda_module_loading"):  # eager: a stack before CUDA 11.7 and PyTorch 1.13
         cmd += ["--cuda-module-loading", run["cuda_module_loading"]]
     proc = subprocess.run(cmd, capture_output=True, text=True,
