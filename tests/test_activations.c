@@ -115,6 +115,11 @@ static void test_activations_bytes_liger_by_hand(void **state)
     assert_int_equal(fused.layer_full - liger.layer_full, (uint64_t)S * B * 2 * c.ffn_hidden);
     assert_int_equal(liger.output_layer, (uint64_t)S * B * 2 * 2 * H + (uint64_t)V * H * 2);
     assert_int_equal(fused.output_layer, (uint64_t)S * B * (2 * 2 * H + 12 * V));
+    /* the eager loss on 16-bit logits: log_softmax's output, the NLL and log_softmax
+     * gradients, 3 e V per token */
+    su.loss = LOSS_EAGER_16BIT;
+    activations_bytes(&c, &su, &liger);
+    assert_int_equal(liger.output_layer, (uint64_t)S * B * (2 * 2 * H + 3 * 2 * V));
 }
 
 /* OPT's eager attention keeps, per score, torch.max's input (e), the softmax output (fp32

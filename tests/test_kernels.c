@@ -619,6 +619,29 @@ static void test_kernels_layer_liger_by_hand(void **state)
                1e-12);
 }
 
+/* The eager loss on the 16-bit logits (--cross-entropy eager-16bit) against the upcast one,
+ * on the toy head (T = V = 1280, e = 2, 1 TB/s, eager backward share 0.61): forward the
+ * shift's copy (r e w e) and log_softmax (r 3e w e), 6e = 12 B per logit, where the upcast
+ * loss moves 16 + e + 4 = 22 B; backward 5e / 0.61 + 3e (the slice's gradient), where the
+ * upcast one moves 20 / 0.61 + 4 + e. */
+static void test_kernels_head_loss_on_16bit_logits(void **state)
+{
+    (void)state;
+    KernelGpu g = fixture_toy_gpu();
+    ModelConfig cfg = fixture_mpt_layer();
+    RunSetup s = {.seq_len = 1280, .micro_batch = 1, .is_flash_attention = true, .act_bytes = 2};
+    LayerKernels up, low;
+    kernels_layer(&cfg, &s, &g, &up);
+    s.loss = LOSS_EAGER_16BIT;
+    kernels_layer(&cfg, &s, &g, &low);
+    const double logits = 1280.0 * 1280;
+    assert_rel(up.head_fwd.memory_s - low.head_fwd.memory_s, (22.0 - 12.0) * logits * 1e-12,
+               1e-12);
+    assert_rel(up.head_bwd.memory_s - low.head_bwd.memory_s,
+               (20.0 / 0.61 + 6.0 - (10.0 / 0.61 + 6.0)) * logits * 1e-12, 1e-12);
+    assert_rel(up.head_fwd.gemm_s, low.head_fwd.gemm_s, 1e-12);
+}
+
 /* OPT's eager attention (transformers' OPTAttention.forward) on the toy layer, 10 heads of
  * 128, one sequence of 1280: in fp16 the scores pass through the mask add and torch.max (r 2
  * w 2 each), the fp32 softmax (r 2 w 4) and the cast back (r 4 w 2), 20 B per score in 4
@@ -818,6 +841,7 @@ int main(void)
         cmocka_unit_test(test_kernels_layer_flash3_takes_the_unmasked_backward),
         cmocka_unit_test(test_kernels_layer_unfused_attention),
         cmocka_unit_test(test_kernels_layer_liger_by_hand),
+        cmocka_unit_test(test_kernels_head_loss_on_16bit_logits),
         cmocka_unit_test(test_kernels_layer_opt_eager_attention),
         cmocka_unit_test(test_kernels_layer_gpt2_eager_elementwise),
         cmocka_unit_test(test_kernels_layer_llama_family),

@@ -61,12 +61,14 @@ int cli_parse(const char *command, const char *help, int argc, char **argv, int 
     "                   every N-th layer, as FSDP codebases' per-layer checkpointing;\n"           \
     "                   selective-op keeps every other matmul's output and the flash\n"            \
     "                   kernel's, as torchtitan's selective_ac_option \"op\" (default: none)\n"  \
-    "  --cross-entropy eager|fused|fused-linear\n"                                                 \
+    "  --cross-entropy eager|fused|fused-linear|eager-16bit\n"                                     \
     "                   the loss: eager is PyTorch's on logits.float() (HF models,\n"             \
     "                   torchtitan), fused a kernel on the logits with the gradient in\n"          \
     "                   place (Megatron, llm-foundry), fused-linear Liger-Kernel's fused\n"       \
-    "                   linear cross-entropy, which never holds the whole logits; sets the\n"    \
-    "                   loss's time and memory (default: eager)\n"                                \
+    "                   linear cross-entropy, which never holds the whole logits,\n"             \
+    "                   eager-16bit PyTorch's on the 16-bit logits without .float() (HF GPT-2\n" \
+    "                   and OPT before transformers 4.46); sets the loss's time and memory\n"    \
+    "                   (default: eager)\n"                                                       \
     "  --elementwise fused|eager|liger\n"                                                          \
     "                   the layer's element-wise work: fused kernels (Megatron's scale-mask-\n"   \
     "                   softmax and bias-GeLU, F.gelu, F.silu), or eager, one kernel per\n"      \
@@ -185,7 +187,7 @@ int cli_setup_options(const char *command, const char *seq_len, const char *reco
         {"--precision", true, NULL}
 #define CLI_N_TRAIN_OPTIONS 6
 
-/* --cross-entropy eager|fused|fused-linear (NULL: eager) into out->loss. 0, or EXIT_BAD_USAGE
+/* --cross-entropy eager|fused|fused-linear|eager-16bit (NULL: eager) into out->loss. 0, or EXIT_BAD_USAGE
  * with the message printed. */
 int cli_cross_entropy(const char *command, const char *text, EstimateOptions *out);
 

@@ -37,7 +37,8 @@ const Choices choices_collective = {collective_names, false};
 const Choices choices_on_off = {on_off_names, false};
 const Choices choices_flash = {flash_names, false};
 
-static const char *const cross_entropy_names[] = {"eager", "fused", "fused-linear", NULL};
+static const char *const cross_entropy_names[] = {"eager", "fused", "fused-linear",
+                                                  "eager-16bit", NULL};
 static const char *const elementwise_names[] = {"fused", "eager", "liger", NULL};
 static const char *const module_loading_names[] = {"lazy", "eager", NULL};
 const Choices choices_module_loading = {module_loading_names, false};

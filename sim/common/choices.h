@@ -37,7 +37,7 @@ extern const Choices choices_zero_init;      /* on off (--zero-init) */
 extern const Choices choices_on_off;     /* on off (true is 0: "on") */
 extern const Choices choices_comm_model; /* nccl ideal (CommModel) */
 extern const Choices choices_flash;      /* on v2 v1 v3 off (--flash-attention; on is v2) */
-extern const Choices choices_cross_entropy; /* eager fused fused-linear (--cross-entropy) */
+extern const Choices choices_cross_entropy; /* eager fused fused-linear eager-16bit */
 extern const Choices choices_elementwise;   /* fused eager liger (--elementwise) */
 extern const Choices choices_ring_order; /* packed spread cross_nic (PlatformRingOrder) */
 

@@ -143,6 +143,10 @@ void activations_bytes(const ModelConfig *cfg, const RunSetup *setup, Activation
      * chunk of logits (kernels_flce_chunk_tokens x V) lives only inside the forward */
     if (setup->loss == LOSS_FUSED_LINEAR)
         out->output_layer = tokens * 2 * e * h + cfg->vocab * h * e;
+    /* the eager loss on 16-bit logits: log_softmax's e-byte output, and in backward the NLL
+     * gradient and log_softmax's, e V each (the shift's copy is not saved) */
+    if (setup->loss == LOSS_EAGER_16BIT)
+        out->output_layer = tokens * (2 * e * h + 3 * e * cfg->vocab);
     out->checkpoint_per_layer = tokens * e * h;
     const uint64_t n_ck = setup_n_checkpointed(setup, cfg->n_layers);
     out->checkpoints = n_ck * out->checkpoint_per_layer;

@@ -570,6 +570,17 @@ static void head(LayerKernels *o, const ModelConfig *cfg, const RunSetup *setup,
         memory(b, g, t * v * (12.0 + (is_cast ? 4.0 + e : 0.0)), is_cast ? 2.0 : 1.0);
         return;
     }
+    if (loss == LOSS_EAGER_16BIT) {
+        /* the same kernels on the 16-bit logits (log_softmax accumulates in fp32 and writes
+         * e bytes: r 3e w e; its gradient w e, r 3e w e at the measured share), after the
+         * shift's copy (lm_logits[..., :-1, :].contiguous(): r e w e) and, in backward,
+         * the slice's gradient (a zeroed full tensor and the copy into it: w e, r e w e) */
+        memory(f, g, t * v * 2.0 * e, 1.0);
+        memory(f, g, t * v * 4.0 * e, 1.0);
+        memory(b, g, t * v * 5.0 * e / CROSS_ENTROPY_EAGER_BWD_SHARE, 3.0);
+        memory(b, g, t * v * 3.0 * e, 2.0);
+        return;
+    }
     memory(f, g, t * v * (16.0 + (is_cast ? e + 4.0 : 0.0)), is_cast ? 2.0 : 1.0);
     memory(b, g, t * v * 20.0 / CROSS_ENTROPY_EAGER_BWD_SHARE, 3.0);
     if (is_cast)

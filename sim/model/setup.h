@@ -28,8 +28,15 @@ typedef enum Recompute {
  * torchtitan); a fused kernel on the logits with the gradient written in place (Megatron's,
  * flash-attn's); or Liger-Kernel's fused linear cross-entropy, which never holds the whole
  * logits: chunks of tokens through the output projection, the loss kernel and both
- * gradient GEMMs, all in forward (LigerFusedLinearCrossEntropyFunction). */
-typedef enum LossKernel { LOSS_EAGER, LOSS_FUSED, LOSS_FUSED_LINEAR } LossKernel;
+ * gradient GEMMs, all in forward (LigerFusedLinearCrossEntropyFunction); or PyTorch's eager
+ * loss on the model's 16-bit logits, shifted by a copy (HF GPT-2 and OPT before transformers
+ * 4.46 moved the loss to loss_utils.py's ForCausalLMLoss and its logits.float()). */
+typedef enum LossKernel {
+    LOSS_EAGER,
+    LOSS_FUSED,
+    LOSS_FUSED_LINEAR,
+    LOSS_EAGER_16BIT /* PyTorch's eager loss on the shifted 16-bit logits, without .float() */
+} LossKernel;
 
 /* The layer's element-wise work (--elementwise): fused kernels (Megatron's scale-mask-softmax
  * and bias-GeLU, F.gelu, F.silu; an RMSNorm family's norm and rotary as its HF modeling

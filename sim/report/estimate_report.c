@@ -281,7 +281,7 @@ void estimate_report_json_inputs(JsonWriter *w, const EstimateReport *r)
                 : e->setup.flash_kernel == PLATFORM_FLASH_V1 ? 1
                 : e->setup.flash_kernel == PLATFORM_FLASH_V3 ? 3
                                                                 : 2);
-    static const char *const loss_names[] = {"eager", "fused", "fused-linear"};
+    static const char *const loss_names[] = {"eager", "fused", "fused-linear", "eager-16bit"};
     static const char *const elementwise_names[] = {"fused", "eager", "liger"};
     json_kv_string(w, "cross_entropy", loss_names[e->setup.loss]);
     json_kv_string(w, "elementwise", elementwise_names[e->setup.elementwise]);
