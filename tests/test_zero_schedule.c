@@ -529,8 +529,21 @@ static void test_zero_schedule_symmetric_mode_agrees_with_full(void **state)
 
 /* Builds (no engine) the step graph of the tiny model on 8 GPUs with `config_text` and
  * activation checkpointing `recompute`. */
+static Graph *build_with(const char *config_text, const ScheduleOptions *opts,
+                         Recompute recompute);
+
 static Graph *build_recompute(const char *config_text, uint32_t n_steps, Zero3Generation gen,
                               Recompute recompute)
+{
+    ScheduleOptions opts = {.variant = SCHEDULE_DEEPSPEED,
+                            .n_steps = n_steps,
+                            .has_activations = true,
+                            .zero3_generation = gen};
+    return build_with(config_text, &opts, recompute);
+}
+
+/* The tiny model on 8 GPUs of dgx-a100-80g with these schedule options. */
+static Graph *build_with(const char *config_text, const ScheduleOptions *opts, Recompute recompute)
 {
     Err err = {0};
     ModelConfig model;
@@ -550,11 +563,7 @@ static Graph *build_recompute(const char *config_text, uint32_t n_steps, Zero3Ge
                       .recompute = recompute,
                       .is_flash_attention = true,
                       .act_bytes = 2};
-    ScheduleOptions opts = {.variant = SCHEDULE_DEEPSPEED,
-                            .n_steps = n_steps,
-                            .has_activations = true,
-                            .zero3_generation = gen};
-    Graph *g = zero_schedule_build(&model, &train, &p, &setup, &opts, &err);
+    Graph *g = zero_schedule_build(&model, &train, &p, &setup, opts, &err);
     if (g == NULL)
         fail_msg("%s", err.msg);
     model_config_fini(&model);
@@ -1153,6 +1162,35 @@ static void test_zero_schedule_stage1_fallback_all_reduces_buckets(void **state)
     graph_destroy(g);
 }
 
+/* Stages 1-2 before DeepSpeed 0.13 all-gather the stepped parameters on c10d's list API
+ * (runtime/utils.py all_gather_dp_groups): each call copies its output out of NCCL's flat
+ * buffer into the 8 ranks' partitions, 2 x its bytes through HBM in 8 kernels. */
+static void test_zero_schedule_stage12_list_param_gather_copies(void **state)
+{
+    (void)state;
+    const char *z1 = "{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+                     " \"zero_optimization\": {\"stage\": 1}}";
+    ScheduleOptions opts = {.variant = SCHEDULE_DEEPSPEED, .n_steps = 1, .has_activations = true,
+                            .is_list_param_gather = true};
+    Graph *g = build_with(z1, &opts, RECOMPUTE_NONE);
+    const Collective *c = collective_of(g, "gather params");
+    assert_int_equal(c->kind, COLL_ALL_GATHER);
+    Platform pf;
+    Err err = {0};
+    assert_int_equal(platform_load(&pf, "dgx-a100-80g", ZEROSIM_SOURCE_DIR, &err), 0);
+    KernelGpu gpu;
+    kernels_gpu(&pf, PRECISION_BF16, &gpu);
+    const double calls = c->n_calls > 1 ? (double)c->n_calls : 1.0;
+    KernelPass pass = {.memory_s = kernels_memory_s(&gpu, 2.0 * c->bytes / calls),
+                       .n_kernels = 8};
+    assert_close(c->overhead_s, calls * kernels_pass_s(&gpu, &pass), 1e-12);
+    graph_destroy(g);
+    opts.is_list_param_gather = false; /* 0.13 and later: all_gather_into_tensor */
+    g = build_with(z1, &opts, RECOMPUTE_NONE);
+    assert_true(collective_of(g, "gather params")->overhead_s == 0.0);
+    graph_destroy(g);
+}
+
 /* Rank 0's held-gradient allocation before each "grad bucket" collective, in order: the
  * ALLOC on the reduce stream two ops before it (c10d's flat tensor is the one just before);
  * 0 where there is none. At most 8. */
@@ -1352,6 +1390,7 @@ int main(void)
         cmocka_unit_test(test_zero_schedule_ipg_buffers),
         cmocka_unit_test(test_zero_schedule_list_api_fallback_all_reduces_buckets),
         cmocka_unit_test(test_zero_schedule_stage1_fallback_all_reduces_buckets),
+        cmocka_unit_test(test_zero_schedule_stage12_list_param_gather_copies),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -282,6 +282,7 @@ static int parse_args(int argc, char **argv, RunArgs *a)
         return cli_usage_error(cmd, "--fsdp-version: expected --fsdp STRATEGY with it, got no "
                                     "--fsdp");
     a->sched.is_fsdp2 = fsdp_version == 1;
+    a->sched.is_list_param_gather = ds_config_release_before(&a->release, 0, 13, 0);
     if (a->param_dtype >= 0 && a->fsdp == FSDP_NONE)
         return cli_usage_error(cmd, "--fsdp-param-dtype: expected --fsdp STRATEGY with it (it "
                                     "is FSDP's MixedPrecision), got no --fsdp");

@@ -101,6 +101,20 @@ static void collective_set(Builder *b, const GroupSet *set, CollectiveKind kind,
                 calls * kernels_c10d_list_copies_s(&b->cost.gpu, kind == COLL_ALL_GATHER,
                                                    bytes / calls, (double)b->n_shard));
         }
+        if (b->opts->is_list_param_gather && (b->z->stage == 1 || b->z->stage == 2) &&
+            !b->is_textbook && b->opts->fsdp == FSDP_NONE && set == &b->world &&
+            kind == COLL_ALL_GATHER) {
+            /* the step's parameter all-gather before 0.13: dist.all_gather(shard_list, ...)
+             * per shard of allgather_bucket_size on c10d's list API, whose outputs are
+             * views of the partitions: the copies out of NCCL's flat buffer, one per rank
+             * (each byte read and written once), and no zero-fill, the reduce-scatter's
+             * count of kernels_c10d_list_copies_s */
+            const double calls = n_calls > 1 ? (double)n_calls : 1.0;
+            const double ranks = set->n_logical > n ? (double)set->n_logical : (double)n;
+            graph_collective_set_overhead(
+                b->g, instance,
+                calls * kernels_c10d_list_copies_s(&b->cost.gpu, false, bytes / calls, ranks));
+        }
         if (b->is_grad_fallback && kind == COLL_ALL_REDUCE &&
             set == (b->z->stage == 3 ? &b->shards : &b->world)) {
             /* without contiguous_gradients (ZeRO-3 before 0.6, ZeRO-1: stage3.py and

@@ -85,6 +85,10 @@ typedef struct ScheduleOptions {
     uint32_t n_simulated_ranks;  /* symmetric mode: ranks in the graph, standing for all of
                                     setup->n_gpus (whole nodes); 0: every rank */
     Zero3Generation zero3_generation; /* DeepSpeed's ZeRO-3 fetching (0: current) */
+    bool is_list_param_gather; /* stages 1-2 before DeepSpeed 0.13.0: the step's parameter
+                                  all-gather on c10d's list of one tensor per rank
+                                  (runtime/utils.py all_gather_dp_groups; stage2.py step
+                                  before 0.7), so each call copies out of NCCL's flat buffer */
 } ScheduleOptions;
 
 /* Builds the graph of n_steps steps for all data-parallel ranks of p, offload included
