@@ -7,9 +7,9 @@
  *   rmsnorm_eager); QKV projection (one fused GEMM, or three); rotary embedding of Q and
  *   K (NeoX and Llama families, eager, see rotary_eager); the attention core (FlashAttention, or
  *   QK^T, softmax over the b a s^2 scores in HBM, AV as batched GEMMs); output projection;
- *   dropout (GPT-2, OPT with dropout: r+w plus a 1-byte mask); residual add (r 2, w 1); norm; MLP (up,
- *   or gate and up, its activation: GeLU r+w 2 T f e, SiLU and product 5 T f e); down
- *   projection; dropout; residual add.
+ *   dropout (GPT-2, OPT with dropout: r+w plus a 1-byte mask); residual add (r 2, w 1);
+ *   norm; MLP (up, or gate and up, its activation: GeLU r+w 2 T f e, SiLU and product 5 T f
+ *   e); down projection; dropout; residual add.
  * Backward: each GEMM's two GEMMs (the input gradient T x K from T x N by N x K, and the
  * weight gradient K x N over the T tokens); the attention core's backward (FlashAttention:
  * 2.5x the forward's FLOPs; unfused: four batched GEMMs and the softmax backward reading P
@@ -315,11 +315,6 @@ static void rmsnorm_eager_pass(KernelPass *f, KernelPass *b, const KernelGpu *g,
     memory(b, g, elems * (60.0 + 7.0 * e) / RMSNORM_EAGER_BWD_SHARE, 12.0);
 }
 
-static void rmsnorm_eager(LayerKernels *o, const KernelGpu *g, double elems, double e)
-{
-    rmsnorm_eager_pass(&o->fwd, &o->bwd, g, elems, e);
-}
-
 /* Liger-Kernel's RMSNorm (ops/rms_norm.py, LigerRMSNormFunction): one Triton kernel forward
  * (reads x, writes y and one fp32 rstd per row: r e w e per element) and backward (reads dy
  * and x, writes dx: r 2e w e, and per-program partial weight gradients summed by a second
@@ -372,17 +367,27 @@ static bool has_rotary(const ModelConfig *cfg)
            cfg->family != MODEL_FAMILY_MPT;
 }
 
-/* A layer norm: one fused kernel (ATen's layer_norm) for LayerNorm families, the eager
- * fp32 RMSNorm for the RMSNorm families. */
+/* A norm's forward into f and backward into b: one fused kernel (ATen's layer_norm: r+w
+ * forward, r 2 w 1 backward) for LayerNorm families; for the RMSNorm families the eager fp32
+ * RMSNorm, or Liger's under --elementwise liger. */
+static void norm_passes(KernelPass *f, KernelPass *b, const ModelConfig *cfg,
+                        const RunSetup *setup, const KernelGpu *g, double elems, double e)
+{
+    if (!kernels_is_rmsnorm_family(cfg)) {
+        memory(f, g, 2.0 * elems * e, 1.0);
+        memory(b, g, 3.0 * elems * e, 1.0);
+    } else if (setup->elementwise == ELEMENTWISE_LIGER) {
+        rmsnorm_liger_pass(f, b, g, elems, e);
+    } else {
+        rmsnorm_eager_pass(f, b, g, elems, e);
+    }
+}
+
+/* A layer norm inside the layer. */
 static void norm(LayerKernels *o, const ModelConfig *cfg, const RunSetup *setup,
                  const KernelGpu *g, double elems, double e)
 {
-    if (kernels_is_rmsnorm_family(cfg) && setup->elementwise == ELEMENTWISE_LIGER)
-        rmsnorm_liger_pass(&o->fwd, &o->bwd, g, elems, e);
-    else if (kernels_is_rmsnorm_family(cfg))
-        rmsnorm_eager(o, g, elems, e);
-    else
-        pointwise(o, g, elems, 1.0, e);
+    norm_passes(&o->fwd, &o->bwd, cfg, setup, g, elems, e);
 }
 
 /* transformers' gelu_new (activations.py: 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 *
@@ -525,15 +530,8 @@ static void head(LayerKernels *o, const ModelConfig *cfg, const RunSetup *setup,
         memory(f, g, 3.0 * t * h * e, 1.0); /* + position rows */
         memory(b, g, 2.0 * t * h * e, 1.0);
     }
-    if (cfg->has_final_norm && kernels_is_rmsnorm_family(cfg) &&
-        setup->elementwise == ELEMENTWISE_LIGER) {
-        rmsnorm_liger_pass(f, b, g, t * h, e);
-    } else if (cfg->has_final_norm && kernels_is_rmsnorm_family(cfg)) { /* eager RMSNorm */
-        rmsnorm_eager_pass(f, b, g, t * h, e);
-    } else if (cfg->has_final_norm) {
-        memory(f, g, 2.0 * t * h * e, 1.0);
-        memory(b, g, 3.0 * t * h * e, 1.0);
-    }
+    if (cfg->has_final_norm)
+        norm_passes(f, b, cfg, setup, g, t * h, e);
     if (loss == LOSS_FUSED_LINEAR) {
         /* Liger's fused linear cross-entropy (ops/fused_linear_cross_entropy.py), all in
          * forward: grad_input (T x h) and grad_weight (V x h) zeroed, then per chunk the

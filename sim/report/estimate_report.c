@@ -6,6 +6,7 @@
 #include "json_writer.h"
 #include "verdict.h"
 
+#include "../common/choices.h"
 #include "../common/units.h"
 
 static double gib(uint64_t bytes)
@@ -281,10 +282,10 @@ void estimate_report_json_inputs(JsonWriter *w, const EstimateReport *r)
                 : e->setup.flash_kernel == PLATFORM_FLASH_V1 ? 1
                 : e->setup.flash_kernel == PLATFORM_FLASH_V3 ? 3
                                                                 : 2);
-    static const char *const loss_names[] = {"eager", "fused", "fused-linear", "eager-16bit"};
-    static const char *const elementwise_names[] = {"fused", "eager", "liger"};
-    json_kv_string(w, "cross_entropy", loss_names[e->setup.loss]);
-    json_kv_string(w, "elementwise", elementwise_names[e->setup.elementwise]);
+    /* choices.h's tables list the names in LossKernel's and ElementwiseKernels' order */
+    json_kv_string(w, "cross_entropy", choices_name(&choices_cross_entropy, (int)e->setup.loss));
+    json_kv_string(w, "elementwise",
+                   choices_name(&choices_elementwise, (int)e->setup.elementwise));
     json_kv_u64(w, "grad_comm_bytes", e->mem.grad_comm_bytes);
     json_key(w, "defaults_applied");
     json_begin_array(w);
