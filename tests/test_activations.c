@@ -135,6 +135,7 @@ static void test_activations_bytes_opt_eager_scores_by_hand(void **state)
     activations_bytes(&c, &su, &base);
     assert_int_equal(base.attn_scores, (uint64_t)S * B * A * S * 5);
     c.family = MODEL_FAMILY_OPT;
+    c.has_hidden_dropout = true; /* OPTConfig's dropout 0.1: the same two masks as GPT's */
     su.elementwise = ELEMENTWISE_EAGER;
     su.is_fp16 = true;
     activations_bytes(&c, &su, &opt16);
@@ -249,8 +250,9 @@ static void test_activations_bytes_selective_op_by_hand(void **state)
     assert_int_equal(a.layer_stored, 1024 * (2 * 1600 + 2 * 1600 + 4 * 25));
 }
 
-/* Llama-2-70B shape (GQA 64/8 heads of 128, gated MLP f = 28672), 16-bit: attention
- * 2h + 2q + 4 kv + 2q + h, MLP 2h + 4 x 2f + h, norms 4h, scores 5 a s. */
+/* Llama-2-70B shape (GQA 64/8 heads of 128, gated MLP f = 28672), 16-bit, no dropout (so
+ * no masks): attention 2h + 2q + 4 kv + 2q, MLP 2h + 4 x 2f, norms 4h, scores 2 a s (the
+ * softmax output alone). */
 static void test_activations_bytes_gqa_gated_by_hand(void **state)
 {
     (void)state;
@@ -265,9 +267,50 @@ static void test_activations_bytes_gqa_gated_by_hand(void **state)
     RunSetup su = setup_of(s, b, RECOMPUTE_NONE, false, 2);
     ActivationBytes a;
     activations_bytes(&c, &su, &a);
-    const uint64_t attn = 2 * h + 2 * q + 4 * kv + 2 * q + h;
-    const uint64_t mlp = 2 * h + 8 * f + h;
-    assert_int_equal(a.layer_full, s * b * (attn + mlp + 4 * h + 5 * 64 * s));
+    const uint64_t attn = 2 * h + 2 * q + 4 * kv + 2 * q;
+    const uint64_t mlp = 2 * h + 8 * f;
+    assert_int_equal(a.layer_full, s * b * (attn + mlp + 4 * h + 2 * 64 * s));
+    /* HF's eager attention: softmax in fp32 (4 B) and its 16-bit cast (2 B) per score */
+    su.elementwise = ELEMENTWISE_EAGER;
+    ActivationBytes eager;
+    activations_bytes(&c, &su, &eager);
+    assert_int_equal(eager.attn_scores, s * b * 64 * s * 6);
+}
+
+/* The HF modeling files' eager RMSNorm, Llama-3-8B's layer (h 4096, 32 heads of 128, 8 KV
+ * heads, f 14336) in bf16 with flash attention, by hand: LlamaRMSNorm keeps the fp32 input
+ * (4h) and the bf16 normalised copy (2h) beside its output, 6h per norm where a fused norm
+ * keeps its 2h input: 4h more per norm, two per layer, and the final norm's 4h in the output
+ * layer. GemmaRMSNorm keeps the fp32 normalised tensor instead of the 16-bit one: 8h per
+ * norm. Liger's RMSNorm keeps its input, as a fused norm does. */
+static void test_activations_bytes_eager_rmsnorm_by_hand(void **state)
+{
+    (void)state;
+    ModelConfig c = gpt(4096, 32, 32, 128256);
+    c.family = MODEL_FAMILY_LLAMA;
+    c.n_kv_heads = 8;
+    c.head_dim = 128;
+    c.ffn_hidden = 14336;
+    c.is_gated_mlp = true;
+    c.is_qkv_fused = false;
+    const uint64_t t = 8192, h = 4096, q = 4096, kv = 1024, f = 14336;
+    RunSetup su = setup_of(8192, 1, RECOMPUTE_NONE, true, 2);
+    ActivationBytes fused, eager, gemma, liger;
+    activations_bytes(&c, &su, &fused);
+    const uint64_t lse = t * 32 * 4;
+    assert_int_equal(fused.layer_full,
+                     t * ((2 * h + 2 * q + 4 * kv + 2 * q) + (2 * h + 8 * f) + 4 * h) + lse);
+    su.elementwise = ELEMENTWISE_EAGER;
+    activations_bytes(&c, &su, &eager);
+    assert_int_equal(eager.layer_full - fused.layer_full, t * 2 * 4 * h);
+    assert_int_equal(eager.output_layer - fused.output_layer, t * 4 * h);
+    c.family = MODEL_FAMILY_GEMMA;
+    activations_bytes(&c, &su, &gemma);
+    assert_int_equal(gemma.layer_full - fused.layer_full, t * 2 * (8 - 2) * h);
+    c.family = MODEL_FAMILY_LLAMA;
+    su.elementwise = ELEMENTWISE_LIGER;
+    activations_bytes(&c, &su, &liger);
+    assert_int_equal(liger.layer_full, fused.layer_full - t * 2 * f); /* SwiGLU alone */
 }
 
 /* The backward's gradients beyond the saved tensors, GPT-3 175B at s = 2048, b = 2 (4096
@@ -370,6 +413,7 @@ int main(void)
         cmocka_unit_test(test_activations_bytes_every_second_layer),
         cmocka_unit_test(test_activations_bytes_backward_gradients_by_hand),
         cmocka_unit_test(test_activations_bytes_family_layouts),
+        cmocka_unit_test(test_activations_bytes_eager_rmsnorm_by_hand),
         cmocka_unit_test(test_setup_recompute_parse_forms),
         cmocka_unit_test(test_activations_bytes_selective_op_by_hand),
         cmocka_unit_test(test_activations_bytes_gpt_layer_is_34_plus_5as_over_h),

@@ -261,6 +261,12 @@ static bool is_moe_family(ModelFamily f)
            f == MODEL_FAMILY_QWEN3_MOE || f == MODEL_FAMILY_DEEPSEEK;
 }
 
+bool model_config_has_dropout(const ModelConfig *cfg)
+{
+    return cfg->family == MODEL_FAMILY_GPT2 ||
+           (cfg->family == MODEL_FAMILY_OPT && cfg->has_hidden_dropout);
+}
+
 bool model_config_is_moe_layer(const ModelConfig *cfg, uint64_t layer)
 {
     const MoeShape *m = &cfg->moe;

@@ -162,6 +162,14 @@ uint64_t model_config_default_seq_len(const ModelConfig *cfg);
 /* Whether layer i's MLP is the mixture of experts (false for every layer of a dense model). */
 bool model_config_is_moe_layer(const ModelConfig *cfg, uint64_t layer);
 
+/* Whether the layers run dropout in training: GPT-2's (resid_pdrop and attn_pdrop, 0.1 in
+ * GPT2Config and in Megatron's GPT) and OPT's when its dropout is above 0. The other families'
+ * modeling files have none or default it to 0.0 (LlamaAttention's attention_dropout 0.0,
+ * which nn.functional.dropout returns unchanged, without a mask); GPT-BigCode's resid_pdrop
+ * is not read. Dropout is timed (model/kernels.c) and its 1-byte masks kept
+ * (model/activations.c) only where this holds. */
+bool model_config_has_dropout(const ModelConfig *cfg);
+
 /* Frees the lists; safe on a zeroed or failed config. */
 void model_config_fini(ModelConfig *cfg);
 

@@ -10,15 +10,41 @@
  *              gated: input e h, gate, up, act(gate) and product e f each, mask h
  *   norms:     the two LayerNorm inputs, 2 e h                                   -> 4 h
  * which sums to the paper's 34 h + 5 a s for GPT. Parallel blocks, Gemma 2/3's extra norms and
- * q/k norms change the norm and MLP-input terms (below). The output layer keeps the final norm input
+ * q/k norms change the norm and MLP-input terms (below). The masks exist only where the model
+ * runs dropout (GPT-2, OPT: model_config_has_dropout); the HF modeling files' eager RMSNorm
+ * keeps fp32 copies beside its input (norm_saved_bytes). The output layer keeps the final norm input
  * and the logits' input (2 e h) and the loss's T x V tensors: 12 V for the eager fp32
  * cross-entropy of HF and torchtitan, 4 V for a fused loss (Megatron's: Korthikanti sec. 4.3),
  * none for Liger's fused linear cross-entropy (its two gradients instead).
  */
 #include "activations.h"
 
-#include "selective_op.h"
+#include "kernels.h"
 #include "moe.h"
+#include "selective_op.h"
+
+/* Bytes per element one norm keeps for its backward, its output (the next projection's input)
+ * counted with that projection. A fused LayerNorm or RMSNorm (ATen's native_layer_norm,
+ * torch.compile's, Liger's LigerRMSNormFunction) keeps its e-byte input and a per-row
+ * statistic. The eager RMSNorm of the HF modeling files upcasts first: LlamaRMSNorm (and its
+ * copies in Qwen2, Qwen3, Phi-3) keeps hidden_states.to(torch.float32), which pow and the
+ * product with rsqrt save (4 bytes), and the e-byte hidden_states.to(input_dtype) that the
+ * product with the weight saves: 4 + e. GemmaRMSNorm (Gemma 1-3) and Olmo2RMSNorm multiply
+ * by the weight in fp32 before the cast, so the product saves the fp32 normalised tensor
+ * instead: 4 + 4. */
+static uint64_t norm_saved_bytes(const ModelConfig *cfg, const RunSetup *setup)
+{
+    const uint64_t e = setup->act_bytes;
+    if (setup->elementwise != ELEMENTWISE_EAGER || !kernels_is_rmsnorm_family(cfg))
+        return e;
+    switch (cfg->family) {
+    case MODEL_FAMILY_GEMMA:
+    case MODEL_FAMILY_GEMMA2:
+    case MODEL_FAMILY_GEMMA3:
+    case MODEL_FAMILY_OLMO2: return 8;
+    default: return 4 + e;
+    }
+}
 
 void activations_bytes(const ModelConfig *cfg, const RunSetup *setup, ActivationBytes *out)
 {
@@ -28,8 +54,9 @@ void activations_bytes(const ModelConfig *cfg, const RunSetup *setup, Activation
     const uint64_t kv_dim = cfg->n_kv_heads * cfg->head_dim;
     const uint64_t tokens = s * setup->micro_batch;
 
-    uint64_t attn = e * h + e * q_dim + 2 * e * kv_dim + e * q_dim + h;
-    uint64_t mlp = cfg->is_gated_mlp ? e * h + 4 * e * f + h : e * h + 2 * e * f + h;
+    const uint64_t mask = model_config_has_dropout(cfg) ? h : 0; /* 1 byte per element */
+    uint64_t attn = e * h + e * q_dim + 2 * e * kv_dim + e * q_dim + mask;
+    uint64_t mlp = cfg->is_gated_mlp ? e * h + 4 * e * f + mask : e * h + 2 * e * f + mask;
     /* Liger's SwiGLU saves only its two inputs, gate and up, and recomputes the SiLU in
      * backward (ops/swiglu.py, LigerSiLUMulFunction); the down projection keeps the product */
     if (cfg->is_gated_mlp && setup->elementwise == ELEMENTWISE_LIGER)
@@ -47,27 +74,28 @@ void activations_bytes(const ModelConfig *cfg, const RunSetup *setup, Activation
          * per-layer figure is the mean over dense and MoE layers (the sum is exact). */
         const MoeShape *m = &cfg->moe;
         const double copies = moe_load_factor(setup) * (double)m->top_k; /* busiest rank */
-        const double moe_mlp = (double)(e * h + 4 * m->n_experts + h) +
+        const double moe_mlp = (double)(e * h + 4 * m->n_experts + mask) +
                                copies * (double)(2 * e * h + 4 * e * m->expert_ffn) +
                                (double)(4 * e * m->shared_ffn);
         const double n_moe = (double)m->n_moe_layers, n_all = (double)cfg->n_layers;
         mlp = (uint64_t)(((n_all - n_moe) * (double)mlp + n_moe * moe_mlp) / n_all + 0.5);
     }
-    uint64_t norms = 2 * e * h;
+    const uint64_t nb = norm_saved_bytes(cfg, setup);
+    uint64_t norms = 2 * nb * h;
     /* The family's layer layout (its HF modeling file): in a parallel block attention and MLP
      * read the same layer input, so one norm input is kept, and with a single norm (GPT-J,
      * Phi, Falcon-7B) the MLP's input is the attention's QKV input, kept once; Gemma 2/3's
      * post-attention and post-feedforward norms keep their inputs (the attention and MLP
      * outputs); q/k norms keep the un-normed q and k. */
     if (cfg->is_parallel_block) {
-        norms = e * h;
+        norms = nb * h;
         if (cfg->n_layer_norms == 1)
             mlp -= e * h;
     }
     if (cfg->n_layer_norms == 4)
-        norms += 2 * e * h;
+        norms += 2 * nb * h;
     if (cfg->qk_norm != QK_NORM_NONE)
-        norms += e * (q_dim + kv_dim);
+        norms += nb * (q_dim + kv_dim);
     uint64_t linear_part = tokens * (attn + mlp + norms);
 
     /* The backward's gradients. PyTorch's autograd frees a node's saved tensors once the node
@@ -99,11 +127,16 @@ void activations_bytes(const ModelConfig *cfg, const RunSetup *setup, Activation
     const double extra = at_mlp > at_core ? at_mlp : at_core;
     out->backward_extra = extra > 0 ? (uint64_t)((double)tokens * extra + 0.5) : 0;
 
-    /* The s x s scores, per head: softmax output, dropout mask, dropout output. OPT's eager
-     * attention (kernels.c) keeps torch.max's input and the softmax output, in fp32 when it
-     * upcasts fp16, and the 16-bit probabilities the second bmm saves; its attention dropout
-     * (0.0) keeps nothing. */
-    uint64_t per_score = 2 * e + 1;
+    /* The s x s scores, per head: softmax output, dropout mask, dropout output (GPT-2's
+     * attn_pdrop). Without attention dropout the softmax output alone, e; under --elementwise
+     * eager, as the HF modeling files' eager_attention_forward computes it, softmax(...,
+     * dtype=torch.float32) keeps its fp32 output and the product with V the e-byte cast,
+     * 4 + e. OPT's eager attention (kernels.c) keeps torch.max's input and the softmax output,
+     * in fp32 when it upcasts fp16, and the 16-bit probabilities the second bmm saves; its
+     * attention dropout (0.0) keeps nothing. */
+    uint64_t per_score = cfg->family == MODEL_FAMILY_GPT2           ? 2 * e + 1
+                         : setup->elementwise == ELEMENTWISE_EAGER ? 4 + e
+                                                                   : e;
     if (setup->elementwise == ELEMENTWISE_EAGER && cfg->family == MODEL_FAMILY_OPT)
         per_score = setup->is_fp16 ? 4 + 2 * e : 2 * e;
     uint64_t scores = tokens * cfg->n_heads * s * per_score;
@@ -147,6 +180,8 @@ void activations_bytes(const ModelConfig *cfg, const RunSetup *setup, Activation
      * gradient and log_softmax's, e V each (the shift's copy is not saved) */
     if (setup->loss == LOSS_EAGER_16BIT)
         out->output_layer = tokens * (2 * e * h + 3 * e * cfg->vocab);
+    /* the final norm keeps what a layer's norm keeps (norm_saved_bytes), e h counted above */
+    out->output_layer += tokens * (nb - e) * h;
     out->checkpoint_per_layer = tokens * e * h;
     const uint64_t n_ck = setup_n_checkpointed(setup, cfg->n_layers);
     out->checkpoints = n_ck * out->checkpoint_per_layer;

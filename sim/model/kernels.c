@@ -687,8 +687,7 @@ void kernels_layer_of(const ModelConfig *cfg, const RunSetup *setup, const Kerne
     const double q = (double)(cfg->n_heads * cfg->head_dim);
     const double kv = (double)(cfg->n_kv_heads * cfg->head_dim);
     const bool is_rotary = has_rotary(cfg);
-    const bool has_dropout = cfg->family == MODEL_FAMILY_GPT2 ||
-                             (cfg->family == MODEL_FAMILY_OPT && cfg->has_hidden_dropout);
+    const bool has_dropout = model_config_has_dropout(cfg);
 
     /* attention block */
     norm(out, cfg, setup, g, t * h, e);
