@@ -40,6 +40,26 @@ static ModelConfig gpt(uint64_t h, uint64_t layers, uint64_t heads, uint64_t voc
     return c;
 }
 
+/* A Llama layout: GQA with heads of 128, a gated MLP of f, separate Q, K, V projections. */
+static ModelConfig llama(uint64_t h, uint64_t layers, uint64_t heads, uint64_t kv_heads,
+                         uint64_t f, uint64_t vocab)
+{
+    ModelConfig c = gpt(h, layers, heads, vocab);
+    c.family = MODEL_FAMILY_LLAMA;
+    c.n_kv_heads = kv_heads;
+    c.head_dim = 128;
+    c.ffn_hidden = f;
+    c.is_gated_mlp = true;
+    c.is_qkv_fused = false;
+    return c;
+}
+
+/* Llama-3-8B's shapes: h 4096, 32 layers, 32 heads of 128, 8 KV heads, f 14336, V 128256. */
+static ModelConfig llama3_8b(void)
+{
+    return llama(4096, 32, 32, 8, 14336, 128256);
+}
+
 static RunSetup setup_of(uint64_t seq, uint64_t micro_batch, Recompute r, bool flash, unsigned e)
 {
     return (RunSetup){.seq_len = seq,
@@ -225,13 +245,7 @@ static void test_activations_bytes_fp32_by_hand(void **state)
 static void test_activations_bytes_selective_op_by_hand(void **state)
 {
     (void)state;
-    ModelConfig c = gpt(4096, 32, 32, 128256);
-    c.family = MODEL_FAMILY_LLAMA;
-    c.n_kv_heads = 8;
-    c.head_dim = 128;
-    c.ffn_hidden = 14336;
-    c.is_gated_mlp = true;
-    c.is_qkv_fused = false;
+    ModelConfig c = llama3_8b();
     const uint64_t t = 8192 * 2;
     RunSetup su = setup_of(8192, 2, RECOMPUTE_SELECTIVE_OP, true, 2);
     ActivationBytes a;
@@ -256,13 +270,7 @@ static void test_activations_bytes_selective_op_by_hand(void **state)
 static void test_activations_bytes_gqa_gated_by_hand(void **state)
 {
     (void)state;
-    ModelConfig c = gpt(8192, 80, 64, 32000);
-    c.family = MODEL_FAMILY_LLAMA;
-    c.n_kv_heads = 8;
-    c.head_dim = 128;
-    c.ffn_hidden = 28672;
-    c.is_gated_mlp = true;
-    c.is_qkv_fused = false;
+    ModelConfig c = llama(8192, 80, 64, 8, 28672, 32000);
     const uint64_t s = 4096, b = 1, h = 8192, q = 8192, kv = 1024, f = 28672;
     RunSetup su = setup_of(s, b, RECOMPUTE_NONE, false, 2);
     ActivationBytes a;
@@ -286,13 +294,7 @@ static void test_activations_bytes_gqa_gated_by_hand(void **state)
 static void test_activations_bytes_eager_rmsnorm_by_hand(void **state)
 {
     (void)state;
-    ModelConfig c = gpt(4096, 32, 32, 128256);
-    c.family = MODEL_FAMILY_LLAMA;
-    c.n_kv_heads = 8;
-    c.head_dim = 128;
-    c.ffn_hidden = 14336;
-    c.is_gated_mlp = true;
-    c.is_qkv_fused = false;
+    ModelConfig c = llama3_8b();
     const uint64_t t = 8192, h = 4096, q = 4096, kv = 1024, f = 14336;
     RunSetup su = setup_of(8192, 1, RECOMPUTE_NONE, true, 2);
     ActivationBytes fused, eager, gemma, liger;
