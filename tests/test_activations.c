@@ -41,8 +41,8 @@ static ModelConfig gpt(uint64_t h, uint64_t layers, uint64_t heads, uint64_t voc
 }
 
 /* A Llama layout: GQA with heads of 128, a gated MLP of f, separate Q, K, V projections. */
-static ModelConfig llama(uint64_t h, uint64_t layers, uint64_t heads, uint64_t kv_heads,
-                         uint64_t f, uint64_t vocab)
+static ModelConfig llama(uint64_t h, uint64_t layers, uint64_t heads, uint64_t kv_heads, uint64_t f,
+                         uint64_t vocab)
 {
     ModelConfig c = gpt(h, layers, heads, vocab);
     c.family = MODEL_FAMILY_LLAMA;

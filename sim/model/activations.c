@@ -12,8 +12,8 @@
  * which sums to the paper's 34 h + 5 a s for GPT. Parallel blocks, Gemma 2/3's extra norms and
  * q/k norms change the norm and MLP-input terms (below). The masks exist only where the model
  * runs dropout (GPT-2, OPT: model_config_has_dropout); the HF modeling files' eager RMSNorm
- * keeps fp32 copies beside its input (norm_saved_bytes). The output layer keeps the final norm input
- * and the logits' input (2 e h) and the loss's T x V tensors: 12 V for the eager fp32
+ * keeps fp32 copies beside its input (norm_saved_bytes). The output layer keeps the final
+ * norm input and the logits' input (2 e h) and the loss's T x V tensors: 12 V for the eager fp32
  * cross-entropy of HF and torchtitan, 4 V for a fused loss (Megatron's: Korthikanti sec. 4.3),
  * none for Liger's fused linear cross-entropy (its two gradients instead).
  */
@@ -134,7 +134,7 @@ void activations_bytes(const ModelConfig *cfg, const RunSetup *setup, Activation
      * 4 + e. OPT's eager attention (kernels.c) keeps torch.max's input and the softmax output,
      * in fp32 when it upcasts fp16, and the 16-bit probabilities the second bmm saves; its
      * attention dropout (0.0) keeps nothing. */
-    uint64_t per_score = cfg->family == MODEL_FAMILY_GPT2           ? 2 * e + 1
+    uint64_t per_score = cfg->family == MODEL_FAMILY_GPT2          ? 2 * e + 1
                          : setup->elementwise == ELEMENTWISE_EAGER ? 4 + e
                                                                    : e;
     if (setup->elementwise == ELEMENTWISE_EAGER && cfg->family == MODEL_FAMILY_OPT)
