@@ -542,8 +542,18 @@ static Graph *build_recompute(const char *config_text, uint32_t n_steps, Zero3Ge
     return build_with(config_text, &opts, recompute);
 }
 
+static Graph *build_loss(const char *config_text, const ScheduleOptions *opts,
+                         Recompute recompute, LossKernel loss);
+
 /* The tiny model on 8 GPUs of dgx-a100-80g with these schedule options. */
 static Graph *build_with(const char *config_text, const ScheduleOptions *opts, Recompute recompute)
+{
+    return build_loss(config_text, opts, recompute, LOSS_EAGER);
+}
+
+/* ... and this loss kernel. */
+static Graph *build_loss(const char *config_text, const ScheduleOptions *opts,
+                         Recompute recompute, LossKernel loss)
 {
     Err err = {0};
     ModelConfig model;
@@ -562,7 +572,8 @@ static Graph *build_with(const char *config_text, const ScheduleOptions *opts, R
                       .n_gpus = 8,
                       .recompute = recompute,
                       .is_flash_attention = true,
-                      .act_bytes = 2};
+                      .act_bytes = 2,
+                      .loss = loss};
     Graph *g = zero_schedule_build(&model, &train, &p, &setup, opts, &err);
     if (g == NULL)
         fail_msg("%s", err.msg);
@@ -658,6 +669,38 @@ static void test_zero_schedule_zero3_gathers_per_submodule(void **state)
     assert_true(sum_ops(g, OP_COLLECTIVE, COLL_ALL_GATHER, "gather persistent") ==
                 (4.0 * 2 + 1) * 1024 * 2);
     graph_destroy(g);
+}
+
+static int allocs_of(const Graph *g, StreamKind stream, double bytes);
+
+/* Liger's fused linear cross-entropy reads lm_head.weight itself, so under current DeepSpeed
+ * the tiny Llama's untied head (32000 x 1024 bf16 = 65,536,000 bytes) stays gathered from the
+ * forward's last layer to the step (zero_schedule.c head_bytes): one compute-stream buffer of
+ * that size, and the backward's gather of the last layer leaves the head out, one call and
+ * its bytes fewer. The forward gathers it as before. */
+static void test_zero_schedule_fused_linear_loss_holds_the_head(void **state)
+{
+    (void)state;
+    const ScheduleOptions opts = {.variant = SCHEDULE_DEEPSPEED,
+                                  .n_steps = 1,
+                                  .has_activations = true,
+                                  .zero3_generation = ZERO3_GEN_PER_SUBMODULE};
+    Graph *eager = build_loss(z3_text, &opts, RECOMPUTE_NONE, LOSS_EAGER);
+    Graph *liger = build_loss(z3_text, &opts, RECOMPUTE_NONE, LOSS_FUSED_LINEAR);
+    const double head = 32000.0 * 1024 * 2;
+    assert_int_equal(allocs_of(eager, STREAM_COMPUTE, head), 0);
+    assert_int_equal(allocs_of(liger, STREAM_COMPUTE, head), 1);
+    assert_true(sum_ops(eager, OP_COLLECTIVE, COLL_ALL_GATHER, "gather fwd L3") ==
+                sum_ops(liger, OP_COLLECTIVE, COLL_ALL_GATHER, "gather fwd L3"));
+    assert_true(sum_ops(eager, OP_COLLECTIVE, COLL_ALL_GATHER, "gather bwd L3") -
+                    sum_ops(liger, OP_COLLECTIVE, COLL_ALL_GATHER, "gather bwd L3") ==
+                head);
+    uint32_t calls_eager[4], calls_liger[4];
+    assert_int_equal(calls_of(eager, "gather bwd L3", calls_eager), 1);
+    assert_int_equal(calls_of(liger, "gather bwd L3", calls_liger), 1);
+    assert_int_equal(calls_eager[0] - calls_liger[0], 1);
+    graph_destroy(eager);
+    graph_destroy(liger);
 }
 
 /* With two steps the first records the trace: its gathers are all on demand (one part); the
@@ -1376,6 +1419,7 @@ int main(void)
         cmocka_unit_test(test_zero_schedule_1t_fits_one_dgx2_only_with_infinity),
         cmocka_unit_test(test_zero_schedule_symmetric_mode_agrees_with_full),
         cmocka_unit_test(test_zero_schedule_zero3_gathers_per_submodule),
+        cmocka_unit_test(test_zero_schedule_fused_linear_loss_holds_the_head),
         cmocka_unit_test(test_zero_schedule_zero3_first_step_and_old_releases),
         cmocka_unit_test(test_zero_schedule_grad_buckets_count_deepspeed_calls),
         cmocka_unit_test(test_zero_schedule_list_api_holds_a_flat_tensor),

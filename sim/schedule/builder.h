@@ -75,6 +75,11 @@ typedef struct Builder {
                                  reduce-scatters on c10d's per-rank lists (kernels.h) */
     bool is_grad_fallback;    /* ... with contiguous_gradients off: each gradient bucket
                                  flattened and all-reduced whole (buffered_reduce_fallback) */
+    bool holds_head;          /* DeepSpeed ZeRO-3 with a loss that reads the output
+                                 projection's weight itself: it stays gathered from the
+                                 forward's head to the step (zero_schedule.c head_hold_*) */
+    bool is_head_held;        /* ... and it is now: head_held is allocated */
+    uint32_t *head_held;      /* per rank: the held weight's buffer */
     uint32_t *flat_buffers;   /* per rank: c10d's flat tensor of the list call in flight */
     double largest_tensor;    /* the model's largest parameter tensor (elements) */
     /* The gradient buckets DeepSpeed's code holds (zero_schedule.c grad_holds_*): */

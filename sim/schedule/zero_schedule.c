@@ -537,6 +537,50 @@ static void add_gradients(Builder *b, uint32_t u, bool is_overlapped)
 
 /* ---- ZeRO-3 parameter gathering ---- */
 
+/* The output projection's weight under DeepSpeed's ZeRO-3 when the loss reads it itself
+ * (Liger's fused linear cross-entropy takes self.lm_head.weight; lm_head's forward never
+ * runs): ZeROOrderedDict.__getitem__ (parameter_offload.py) gathers it on access and
+ * registers it with the module running, the top one; at that module's post-forward
+ * __params_to_release (partitioned_param_coordinator.py) keeps it, the top module's
+ * pre-backward being next in the trace and within stage3_max_reuse_distance; nothing in
+ * backward releases it (the top module's post-backward never fires: input_ids need no
+ * gradient), so it stays gathered until step() -> _partition_all_parameters ->
+ * release_and_reset_all. The first step, without a trace, releases it at the post-forward
+ * like any parameter. Its gradient is the loss's own grad_weight, counted with the
+ * activations (model/activations.c). */
+static double head_bytes(const Builder *b)
+{
+    return (double)params_output_projection(&b->params) * (double)b->mem.param_bytes; /* 16-bit */
+}
+
+/* Unit u's gathered bytes in a pass: the last unit's without a held output projection. */
+static double unit_gathered_now(const Builder *b, uint32_t u)
+{
+    const uint32_t L = (uint32_t)b->model->n_layers;
+    return b->unit_gathered[u] - (u == L - 1 && b->is_head_held ? head_bytes(b) : 0.0);
+}
+
+/* The head's weight stays gathered from here (the forward's last unit) ... */
+static void head_hold_begin(Builder *b)
+{
+    if (!b->holds_head || b->is_tracing || b->is_head_held)
+        return;
+    for (uint32_t r = 0; r < b->n_ranks; r++)
+        graph_alloc(b->g, r, STREAM_COMPUTE, MEM_GPU, MEM_BUFFERS, head_bytes(b),
+                    &b->head_held[r]);
+    b->is_head_held = true;
+}
+
+/* ... to the step at the accumulation boundary. */
+static void head_hold_end(Builder *b)
+{
+    if (!b->is_head_held)
+        return;
+    for (uint32_t r = 0; r < b->n_ranks; r++)
+        graph_free(b->g, r, STREAM_COMPUTE, b->head_held[r]);
+    b->is_head_held = false;
+}
+
 /* GPU memory a gathered part of unit u holds in a pass. FSDP holds whole units. DeepSpeed
  * holds, at its peak, the walk's live bytes (the module computing, what is prefetched and,
  * in backward, the module's gradients: model/zero3_walk.h), or the first unit's embedding
@@ -559,12 +603,12 @@ static double live_bytes(const Builder *b, uint32_t u, int pass, double part_byt
     double alone = 0.0; /* elements of the embedding or output projection module */
     if (u == 0)
         alone = (double)(p->embedding + p->position);
-    if (u == L - 1 && (double)params_output_projection(p) > alone)
+    if (u == L - 1 && !b->is_head_held && (double)params_output_projection(p) > alone)
         alone = (double)params_output_projection(p);
     double alone_bytes = alone * (b->mem.param_bytes + (pass == 1 ? b->mem.grad_bytes : 0u));
     if (alone_bytes > need)
         need = alone_bytes;
-    double window = (1.0 + b->prefetch_fraction[pass]) * b->unit_gathered[u];
+    double window = (1.0 + b->prefetch_fraction[pass]) * unit_gathered_now(b, u);
     return window > need ? part_bytes * need / window : part_bytes;
 }
 
@@ -592,7 +636,7 @@ static void gather_unit(Builder *b, uint32_t u, bool is_fwd, const OpId *before_
     char label[48];
     snprintf(label, sizeof label, "%s L%u", is_fwd ? "gather fwd" : "gather bwd", u);
     uint32_t lab = graph_label(b->g, label);
-    double total = b->unit_gathered[u];
+    double total = unit_gathered_now(b, u);
     /* DeepSpeed's first step has no trace to prefetch from: everything comes on demand */
     double early = b->is_tracing ? 0.0 : b->prefetch_fraction[pass];
     double parts[2] = {total * early, total * (1.0 - early)};
@@ -602,7 +646,7 @@ static void gather_unit(Builder *b, uint32_t u, bool is_fwd, const OpId *before_
     uint32_t calls[2] = {b->is_tracing ? 0 : b->calls_early[pass],
                          b->is_tracing ? b->calls_traced[pass] : b->calls_late[pass]};
     const uint32_t L = (uint32_t)b->model->n_layers;
-    uint32_t extra = (u == 0 ? 1u : 0u) + (u == L - 1 && L > 1 ? 1u : 0u);
+    uint32_t extra = (u == 0 ? 1u : 0u) + (u == L - 1 && L > 1 && !b->is_head_held ? 1u : 0u);
     /* a MoE layer whose experts come with the rest (no expert parallelism): its router,
      * shared experts and every expert's modules are fetches of their own */
     if (b->ep == 1 && b->params.n_experts > 0 && is_moe_layer(b, u) &&
@@ -976,12 +1020,16 @@ static void micro_batch(Builder *b, bool is_boundary)
             release_gathered(b, unit_bufs, m.n_gathered[u]);
             m.n_gathered[u] = 0;
         }
+        if (is_fwd && u == L - 1)
+            head_hold_begin(b);
         memcpy(m.hist[0], m.hist[1], n * sizeof *m.hist[0]);
         memcpy(m.hist[1], b->last_compute, n * sizeof *m.hist[1]);
     }
     reduce_after_backward(b, &m);
     if (m.reduces_now)
         grad_holds_end(b, is_boundary);
+    if (is_boundary)
+        head_hold_end(b);
     micro_batch_fini(&m);
 }
 
@@ -1474,6 +1522,10 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
      * release from 0.4.4 to 0.12.x runs stage 1 (ds_config.c) */
     const bool is_stage1_zero = b.z->stage == 1 && !b.is_textbook && opts->fsdp == FSDP_NONE;
     b.is_grad_fallback = (b.is_list_api || is_stage1_zero) && !b.z->contiguous_gradients;
+    b.holds_head = b.z->stage == 3 && !b.is_textbook && opts->fsdp == FSDP_NONE &&
+                   !b.is_list_api && setup->loss == LOSS_FUSED_LINEAR && b.n_shard > 1;
+    b.is_head_held = false;
+    b.head_held = xmalloc(n * sizeof *b.head_held);
     /* the model's largest tensor, persistent ones included (a bucket or a step's gathers may
      * hold any): the first unit's or the last's */
     const double first = largest_tensor(&b, 0, true);
@@ -1520,6 +1572,7 @@ Graph *zero_schedule_build(const ModelConfig *model, const TrainConfig *train, c
     free(host_states);
     free(b.ipg_buffers);
     free(b.ipg_run);
+    free(b.head_held);
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++)
         free(*arrays[k]);
     free(b.unit_params);
