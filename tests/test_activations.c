@@ -37,6 +37,7 @@ static ModelConfig gpt(uint64_t h, uint64_t layers, uint64_t heads, uint64_t voc
     c.max_seq = 2048;
     c.is_tied = true;
     c.is_qkv_fused = true;
+    c.has_hidden_dropout = c.has_attention_dropout = true; /* GPT's 0.1 (Korthikanti's count) */
     return c;
 }
 

@@ -76,6 +76,7 @@ static const char gpt2_xl[] =
     "  \"n_inner\": null,\n"
     "  \"activation_function\": \"gelu_new\",\n"
     "  \"layer_norm_epsilon\": 1e-05,\n"
+    "  \"attn_pdrop\": 0.1,\n"
     "  \"resid_pdrop\": 0.1\n"
     "}\n";
 
@@ -102,6 +103,7 @@ static void test_gpt2(void **state)
     assert_true(c.is_tied);
     assert_true(c.is_qkv_fused);
     assert_true(c.is_gelu_new);
+    assert_true(model_config_has_dropout(&c) && model_config_has_attention_dropout(&c));
     /* Defaults applied are recorded with their reason. */
     assert_has(&c.defaults_used, "n_inner = 6400 (4 x n_embd, GPT2Config)");
     assert_has(&c.defaults_used, "tie_word_embeddings = true (GPT2Config default)");
@@ -127,7 +129,20 @@ static void test_gpt2_defaults(void **state)
     assert_has(&c.defaults_used, "vocab_size = 50257 (GPT2Config default)");
     assert_false(has_item(&c.defaults_used, "n_inner = 3072 (4 x n_embd, GPT2Config)"));
     assert_true(c.is_gelu_new); /* GPT2Config's activation_function */
+    assert_has(&c.defaults_used, "resid_pdrop = 0.1 (GPT2Config default)");
+    assert_has(&c.defaults_used, "attn_pdrop = 0.1 (GPT2Config default)");
+    assert_true(model_config_has_dropout(&c) && model_config_has_attention_dropout(&c));
     model_config_fini(&c);
+    /* GPT-BigCode's dropouts as its file sets them; 0.0 launches nothing and keeps no mask */
+    parse_ok("{\"model_type\": \"gpt_bigcode\", \"n_embd\": 768, \"n_layer\": 12, "
+             "\"n_head\": 12, \"resid_pdrop\": 0.0, \"attn_pdrop\": 0.1}",
+             &c);
+    assert_false(model_config_has_dropout(&c));
+    assert_true(model_config_has_attention_dropout(&c));
+    model_config_fini(&c);
+    assert_parse_fails("{\"model_type\": \"gpt2\", \"n_embd\": 768, \"n_layer\": 12, "
+                       "\"n_head\": 12, \"resid_pdrop\": -0.1}",
+                       "config.json: resid_pdrop: expected number in [0, 1], got -0.1");
     /* another of transformers' activations is one kernel */
     parse_ok("{\"model_type\": \"gpt2\", \"n_embd\": 768, \"n_layer\": 12, \"n_head\": 12, "
              "\"activation_function\": \"gelu\"}",

@@ -263,8 +263,15 @@ static bool is_moe_family(ModelFamily f)
 
 bool model_config_has_dropout(const ModelConfig *cfg)
 {
-    return cfg->family == MODEL_FAMILY_GPT2 ||
-           (cfg->family == MODEL_FAMILY_OPT && cfg->has_hidden_dropout);
+    return (cfg->family == MODEL_FAMILY_GPT2 || cfg->family == MODEL_FAMILY_BIGCODE ||
+            cfg->family == MODEL_FAMILY_OPT) &&
+           cfg->has_hidden_dropout;
+}
+
+bool model_config_has_attention_dropout(const ModelConfig *cfg)
+{
+    return (cfg->family == MODEL_FAMILY_GPT2 || cfg->family == MODEL_FAMILY_BIGCODE) &&
+           cfg->has_attention_dropout;
 }
 
 bool model_config_is_moe_layer(const ModelConfig *cfg, uint64_t layer)
@@ -452,10 +459,31 @@ static int read_gpt2_shape(Reader *r)
     return 0;
 }
 
+/* A dropout probability `key` in [0, 1] (0.1 by default in GPT2Config, GPTBigCodeConfig and
+ * OPTConfig): *is_on when it is above 0, where nn.functional.dropout launches a kernel and
+ * keeps a mask in training. */
+static int read_dropout(Reader *r, const char *key, bool *is_on)
+{
+    double p = 0.1;
+    mark(r, key);
+    int rc = jsonfile_get_double(r->root, key, r->at, 0.0, 1.0, &p, r->err);
+    if (rc < 0)
+        return -1;
+    if (rc == 0)
+        strlist_addf(&r->cfg->defaults_used, "%s = 0.1 (%s default)", key, r->cls);
+    *is_on = p > 0.0;
+    return 0;
+}
+
 static int read_gpt2(Reader *r)
 {
     ModelConfig *c = r->cfg;
     if (read_gpt2_shape(r))
+        return -1;
+    /* GPT2Block and GPTBigCodeBlock: resid_pdrop after the attention and after the MLP,
+     * attn_pdrop on the eager attention's probabilities */
+    if (read_dropout(r, "resid_pdrop", &c->has_hidden_dropout) ||
+        read_dropout(r, "attn_pdrop", &c->has_attention_dropout))
         return -1;
     if (opt_u64(r, "n_positions", "max_position_embeddings", MAX_SEQ, 1024, NULL, &c->max_seq) ||
         opt_u64(r, "vocab_size", NULL, MAX_VOCAB, 50257, NULL, &c->vocab) ||
@@ -552,15 +580,7 @@ static int read_opt(Reader *r)
     c->position_rows = c->max_seq + 2;
     /* OPTDecoderLayer applies nn.functional.dropout(p=config.dropout) to the attention's and
      * the MLP's outputs (OPTConfig default 0.1); in train mode each is a kernel */
-    double dropout = 0.1;
-    mark(r, "dropout");
-    int rc = jsonfile_get_double(r->root, "dropout", r->at, 0.0, 1.0, &dropout, r->err);
-    if (rc < 0)
-        return -1;
-    if (rc == 0)
-        strlist_addf(&r->cfg->defaults_used, "dropout = 0.1 (OPTConfig default)");
-    c->has_hidden_dropout = dropout > 0.0;
-    return 0;
+    return read_dropout(r, "dropout", &c->has_hidden_dropout);
 }
 
 /* BLOOM (modeling_bloom.py): ALiBi, word_embeddings_layernorm, fused query_key_value,

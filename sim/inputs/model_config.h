@@ -131,8 +131,9 @@ typedef struct ModelConfig {
                               as eight PyTorch operations (activations.py; GPT-2's and GPT-J's
                               default), one kernel each under --elementwise eager */
     bool is_gate_up_fused; /* gate and up are one module (Phi-3) */
-    bool has_hidden_dropout; /* OPT's dropout after attention and after the MLP is on
-                                (OPTConfig.dropout > 0; GPT-2's is always timed) */
+    bool has_hidden_dropout; /* dropout after attention and after the MLP is on (OPT's
+                                dropout, GPT-2's and GPT-BigCode's resid_pdrop > 0) */
+    bool has_attention_dropout; /* GPT-2's and GPT-BigCode's attn_pdrop > 0 */
     bool is_tied;          /* output projection shares the input embedding */
     bool is_qkv_fused;     /* Q, K, V are one module (matters for "largest layer") */
     uint64_t sliding_window;   /* keys a sliding-window layer attends to; 0 when none */
@@ -162,13 +163,16 @@ uint64_t model_config_default_seq_len(const ModelConfig *cfg);
 /* Whether layer i's MLP is the mixture of experts (false for every layer of a dense model). */
 bool model_config_is_moe_layer(const ModelConfig *cfg, uint64_t layer);
 
-/* Whether the layers run dropout in training: GPT-2's (resid_pdrop and attn_pdrop, 0.1 in
- * GPT2Config and in Megatron's GPT) and OPT's when its dropout is above 0. The other families'
- * modeling files have none or default it to 0.0 (LlamaAttention's attention_dropout 0.0,
- * which nn.functional.dropout returns unchanged, without a mask); GPT-BigCode's resid_pdrop
- * is not read. Dropout is timed (model/kernels.c) and its 1-byte masks kept
+/* Whether the layers run dropout after the attention and the MLP in training: GPT-2's and
+ * GPT-BigCode's resid_pdrop (0.1 by default, as in Megatron's GPT) and OPT's dropout, when
+ * above 0. The other families' modeling files have none or default it to 0.0
+ * (LlamaAttention's attention_dropout 0.0, which nn.functional.dropout returns unchanged,
+ * without a mask). Dropout is timed (model/kernels.c) and its 1-byte masks kept
  * (model/activations.c) only where this holds. */
 bool model_config_has_dropout(const ModelConfig *cfg);
+
+/* ... and on the unfused attention's probabilities: GPT-2's and GPT-BigCode's attn_pdrop. */
+bool model_config_has_attention_dropout(const ModelConfig *cfg);
 
 /* Frees the lists; safe on a zeroed or failed config. */
 void model_config_fini(ModelConfig *cfg);

@@ -127,14 +127,14 @@ void activations_bytes(const ModelConfig *cfg, const RunSetup *setup, Activation
     const double extra = at_mlp > at_core ? at_mlp : at_core;
     out->backward_extra = extra > 0 ? (uint64_t)((double)tokens * extra + 0.5) : 0;
 
-    /* The s x s scores, per head: softmax output, dropout mask, dropout output (GPT-2's
-     * attn_pdrop). Without attention dropout the softmax output alone, e; under --elementwise
+    /* The s x s scores, per head: softmax output, dropout mask, dropout output (GPT-2's and
+     * GPT-BigCode's attn_pdrop). Without attention dropout the softmax output alone, e; under --elementwise
      * eager, as the HF modeling files' eager_attention_forward computes it, softmax(...,
      * dtype=torch.float32) keeps its fp32 output and the product with V the e-byte cast,
      * 4 + e. OPT's eager attention (kernels.c) keeps torch.max's input and the softmax output,
      * in fp32 when it upcasts fp16, and the 16-bit probabilities the second bmm saves; its
      * attention dropout (0.0) keeps nothing. */
-    uint64_t per_score = cfg->family == MODEL_FAMILY_GPT2          ? 2 * e + 1
+    uint64_t per_score = model_config_has_attention_dropout(cfg)   ? 2 * e + 1
                          : setup->elementwise == ELEMENTWISE_EAGER ? 4 + e
                                                                    : e;
     if (setup->elementwise == ELEMENTWISE_EAGER && cfg->family == MODEL_FAMILY_OPT)

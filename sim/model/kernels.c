@@ -453,12 +453,13 @@ static void attention_core(LayerKernels *o, const ModelConfig *cfg, const RunSet
                    is_upcast ? 4.0 : 3.0);
         else
             memory(core, g, passes * 2.0 * scores * e, passes);
-        if (is_gpt2)
+        const bool has_attn_dropout = model_config_has_attention_dropout(cfg);
+        if (has_attn_dropout)
             memory(core, g, scores * (2.0 * e + 1.0), 1.0); /* attention dropout */
         gemm(core, g, b * a, seq, d, seq, e);               /* O = P V */
         gemm(&o->bwd, g, b * a, seq, seq, d, e);            /* dP = dO V^T */
         gemm(&o->bwd, g, b * a, seq, d, seq, e);            /* dV = P^T dO */
-        if (is_gpt2)
+        if (has_attn_dropout)
             memory(&o->bwd, g, scores * (2.0 * e + 1.0), 1.0);
         if (is_opt) {
             /* the cast's backward (the gradient to fp32), softmax's backward reading it and
