@@ -36,6 +36,7 @@ static const char *const tiny_platform =
     "   \"bf16_flops_per_s\": 1e14, \"gemm_efficiency\": 0.5, \"hbm_bytes\": 17179869184,"
     "   \"hbm_bw_bytes_per_s\": 1e12, \"matmul_flops_per_s\": 9e13, \"sm_count\": 100, "
     "\"gemm_fixed_s\": 0,"
+    "\"gemm_wave_s\": 0,"
     "   \"memory_bw_efficiency\": 0.9, \"kernel_launch_s\": 4e-6},"
     " \"pcie\": {\"gpu_link\": {\"bw_bytes_per_s\": %s, \"latency_s\": 1e-6},"
     "   \"gpus_per_switch\": 2, \"nics_per_switch\": 1,"

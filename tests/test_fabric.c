@@ -33,6 +33,7 @@ static const char *const template =
     "   \"bf16_flops_per_s\": 1e14, \"gemm_efficiency\": 0.5, \"hbm_bytes\": 17179869184,"
     "   \"hbm_bw_bytes_per_s\": 1e12, \"matmul_flops_per_s\": 9e13, \"sm_count\": 100, "
     "\"gemm_fixed_s\": 0,"
+    "\"gemm_wave_s\": 0,"
     "   \"memory_bw_efficiency\": 0.9, \"kernel_launch_s\": 4e-6},"
     " \"nvlink\": {\"bw_bytes_per_s\": 1e12, \"latency_s\": 1e-6, \"nvswitch\": true},"
     " \"pcie\": {\"gpu_link\": {\"bw_bytes_per_s\": 1e12, \"latency_s\": 1e-6},"

@@ -26,7 +26,8 @@
     "300e12, \"bf16_flops_per_s\": 300e12, \"gemm_efficiency\": 0.8, \"hbm_bytes\": "         \
     "85899345920, \"hbm_bw_bytes_per_s\": 2e12, \"matmul_flops_per_s\": 260e12, "          \
     "\"sm_count\": 108, "                                                                      \
-    "\"gemm_fixed_s\": 0, \"memory_bw_efficiency\": 0.87, \"kernel_launch_s\": 4e-6, "         \
+    "\"gemm_fixed_s\": 0, \"gemm_wave_s\": 0, \"memory_bw_efficiency\": 0.87, "               \
+    "\"kernel_launch_s\": 4e-6, "                                                             \
     "\"source\": \"datasheet\"}"
 #define P_NVLINK                                                                              \
     ",\n  \"nvlink\": {\"bw_bytes_per_s\": 300e9, \"latency_s\": 1e-6, \"nvswitch\": true}"

@@ -31,6 +31,7 @@ static const char *const gpu_keys[] = {"model",
                                        "matmul_flops_per_s",
                                        "sm_count",
                                        "gemm_fixed_s",
+                                       "gemm_wave_s",
                                        "memory_bw_efficiency",
                                        "kernel_launch_s",
                                        "hbm_bytes",
@@ -303,6 +304,7 @@ static int read_gpu(const cJSON *root, JsonAt at, Platform *p, Err *err)
         need_double(g, "matmul_flops_per_s", s, 1e6, MAX_RATE, &p->gpu.matmul_flops_per_s, err) ||
         need_u64(g, "sm_count", s, 1, 4096, &p->gpu.sm_count, err) ||
         need_double(g, "gemm_fixed_s", s, 0.0, 1e-3, &p->gpu.gemm_fixed_s, err) ||
+        need_double(g, "gemm_wave_s", s, 0.0, 1e-4, &p->gpu.gemm_wave_s, err) ||
         need_double(g, "memory_bw_efficiency", s, 0.01, 1.0, &p->gpu.memory_bw_efficiency, err) ||
         need_double(g, "kernel_launch_s", s, 0.0, 1e-3, &p->gpu.kernel_launch_s, err) ||
         read_source(g, s, err))

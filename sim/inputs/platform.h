@@ -111,7 +111,9 @@ typedef struct Platform {
                                         published, else the best shape's burst (MAMF) */
         uint64_t sm_count;           /* streaming multiprocessors (tiles per GEMM wave) */
         double gemm_fixed_s;         /* a GEMM kernel's device time beyond its roofline: start,
-                                        pipeline fill, epilogue (the Hockney t0 of its fit) */
+                                        tail (the Hockney t0 of its fit) */
+        double gemm_wave_s;          /* each wave of output tiles: its k-loop's pipeline fill
+                                        and its tiles' epilogue */
         double memory_bw_efficiency; /* achievable / datasheet HBM bandwidth, streaming kernels */
         double kernel_launch_s;      /* host time to issue one kernel (the launch floor) */
         uint64_t hbm_bytes;

@@ -51,6 +51,7 @@ void kernels_gpu(const Platform *p, Precision precision, KernelGpu *out)
         out->flash.n_rows = 0;
     out->sm_count = (double)p->gpu.sm_count;
     out->gemm_fixed_s = p->gpu.gemm_fixed_s;
+    out->gemm_wave_s = p->gpu.gemm_wave_s;
     out->launch_s = p->gpu.kernel_launch_s;
 }
 
@@ -98,15 +99,19 @@ double kernels_gemm_s(const KernelGpu *g, double batch, double m, double n, doub
             splits = 1.0;
     }
     /* Wave quantization: blocks run in waves of one per SM, a partial wave costs a whole
-     * one; each SM works at 1/sm_count of the achievable matmul rate. */
+     * one; each SM works at 1/sm_count of the achievable matmul rate. Each wave's tiles also
+     * pay a time their k-loop does not amortise: the pipeline fill before the first MMA and
+     * the epilogue that writes the tile (gpu.gemm_wave_s), so a GEMM of small k runs further
+     * below the ceiling than its quantization says (docs/MODEL.md, "GEMMs"). */
     const double waves = ceil(tiles * splits / g->sm_count);
     const double flops_s =
-        waves * g->sm_count * 2.0 * tile * tile * (k / splits) / g->matmul_flops_per_s;
+        waves * g->sm_count * 2.0 * tile * tile * (k / splits) / g->matmul_flops_per_s +
+        waves * g->gemm_wave_s;
     const double bytes = elem_bytes * batch * (m * k + k * n + m * n);
     const double bytes_s = bytes / g->memory_bytes_per_s;
-    /* Beyond its roofline every GEMM kernel pays a fixed device time: its blocks' start, the
-     * k-loop's pipeline fill and the epilogue, which a short GEMM cannot amortise (the
-     * Hockney t0 of time = t0 + FLOPs / rate, gpu.gemm_fixed_s: docs/MODEL.md). */
+    /* Beyond its roofline every GEMM kernel pays a fixed device time: its launch, its blocks'
+     * start and its tail, which a short GEMM cannot amortise (the Hockney t0 of time = t0 +
+     * FLOPs / rate, gpu.gemm_fixed_s: docs/MODEL.md). */
     return (flops_s > bytes_s ? flops_s : bytes_s) + g->gemm_fixed_s;
 }
 

@@ -46,6 +46,7 @@ typedef struct KernelGpu {
                                      (n_rows 0: none, attention_flops_per_s applies) */
     double sm_count;              /* streaming multiprocessors: tiles per wave */
     double gemm_fixed_s;          /* each GEMM kernel's fixed device time */
+    double gemm_wave_s;           /* each wave of its output tiles' fixed time */
     double launch_s;              /* host time to issue one kernel */
 } KernelGpu;
 
@@ -88,8 +89,8 @@ typedef struct KernelTime {
 void kernels_time_add(const KernelGpu *g, const KernelPass *pass, double count, KernelTime *t);
 
 /* One GEMM, C[m x n] = A[m x k] B[k x n], `batch` independent ones in one launch, elements of
- * elem_bytes: max(quantized FLOPs / the matmul ceiling, operand bytes / bandwidth) + the
- * kernel's fixed time (gpu.gemm_fixed_s). */
+ * elem_bytes: max(quantized FLOPs / the matmul ceiling + waves x the wave's fixed time
+ * (gpu.gemm_wave_s), operand bytes / bandwidth) + the kernel's fixed time (gpu.gemm_fixed_s). */
 double kernels_gemm_s(const KernelGpu *g, double batch, double m, double n, double k,
                       double elem_bytes);
 
