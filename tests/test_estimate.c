@@ -83,6 +83,39 @@ static void test_estimate_build_flash3_needs_its_rates(void **state)
     fini(&in);
 }
 
+/* --flash-attention triton runs at the platform's Triton rows (dgx-a100-80g: FlashAttention-2
+ * paper Figure 4's Triton bars), not at the CUDA kernel's: at 2048 tokens, head dim 128 and
+ * the causal mask both are published points, 68 and 69 TFLOP/s forward and backward
+ * together, so every attention kernel takes 69/68 of the CUDA kernel's time. A platform
+ * without Triton rows (dgx-h100: none published) refuses it with the platform named. */
+static void test_estimate_build_flash_triton_at_its_rates(void **state)
+{
+    (void)state;
+    Inputs in;
+    load(&in, "llama-3-8b", "zero2", "dgx-a100-80g", 8);
+    EstimateOptions opts = {.seq_len = 2048, .recompute = RECOMPUTE_NONE,
+                            .is_flash_attention = true, .flash_kernel = PLATFORM_FLASH_TRITON};
+    Estimate triton, v1;
+    build(&in, &opts, &triton);
+    opts.flash_kernel = PLATFORM_FLASH_V1;
+    build(&in, &opts, &v1);
+    assert_true(v1.compute_kernels.attention_s > 0);
+    const double want = v1.compute_kernels.attention_s * 69.0 / 68.0;
+    assert_true(fabs(triton.compute_kernels.attention_s - want) <= 1e-12 * want);
+    fini(&in);
+    load(&in, "llama-3-8b", "zero2", "dgx-h100", 8);
+    opts.flash_kernel = PLATFORM_FLASH_TRITON;
+    Err err = {0};
+    assert_int_equal(estimate_build(&in.model, &in.train, &in.platform, &opts, &triton, &err),
+                     -1);
+    assert_string_equal(err.msg, "--flash-attention triton: expected a platform whose "
+                                 "gpu.flash_attention table has Triton FlashAttention "
+                                 "(\"triton\") rows, got dgx-h100 (H100-SXM5-80GB), which has "
+                                 "none: its rates are published for the A100 only; use v1 (the "
+                                 "CUDA kernel of the same algorithm)");
+    fini(&in);
+}
+
 /* --zero-init off under ZeRO-3: each GPU first holds the whole 16-bit model (2 Psi bytes),
  * which sets the device peak when the step needs less; under ZeRO-2 the step holds the
  * whole model anyway and the option changes nothing. */
@@ -305,6 +338,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_estimate_build_gpt3_zero3_1024_gpus_is_16psi_over_n),
         cmocka_unit_test(test_estimate_build_flash3_needs_its_rates),
+        cmocka_unit_test(test_estimate_build_flash_triton_at_its_rates),
         cmocka_unit_test(test_estimate_build_liger_needs_an_rmsnorm_family),
         cmocka_unit_test(test_estimate_build_model_load_without_zero_init),
         cmocka_unit_test(test_estimate_build_gpt2_1_5b_zero2_fits_on_dgx),

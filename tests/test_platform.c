@@ -421,7 +421,7 @@ static void test_flash_table_errors(void **state)
     const char *ok = FA_ROW("v2", "fwd_bwd", 128, "true", "[512, 2048]", "[99e12, 155e12]");
     assert_flash_fails(FA_ROW("v4", "fwd_bwd", 128, "true", "[512]", "[99e12]"),
                        "p.json: gpu.flash_attention.rows[0].kernel: expected one of \"v2\", "
-                       "\"v1\", \"v3\", got \"v4\"");
+                       "\"v1\", \"v3\", \"triton\", got \"v4\"");
     assert_flash_fails(FA_ROW("v2", "both", 128, "true", "[512]", "[99e12]"),
                        "p.json: gpu.flash_attention.rows[0].pass: expected one of "
                        "\"fwd_bwd\", \"fwd\", \"bwd\", got \"both\"");

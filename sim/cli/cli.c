@@ -386,6 +386,7 @@ int cli_setup_options(const char *command, const char *seq_len, const char *reco
     out->is_flash_attention = flash == NULL || strcmp(flash, "off") != 0;
     out->flash_kernel = flash != NULL && strcmp(flash, "v1") == 0   ? PLATFORM_FLASH_V1
                         : flash != NULL && strcmp(flash, "v3") == 0 ? PLATFORM_FLASH_V3
+                        : flash != NULL && strcmp(flash, "triton") == 0 ? PLATFORM_FLASH_TRITON
                                                                     : PLATFORM_FLASH_V2;
     return 0;
 }

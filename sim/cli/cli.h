@@ -77,11 +77,12 @@ int cli_parse(const char *command, const char *help, int argc, char **argv, int 
     "                   --flash-attention off) and gelu_new as eight kernels, or liger,\n"     \
     "                   Liger-Kernel's RMSNorm, rotary and SwiGLU kernels (RMSNorm families)\n" \
     "                   (default: fused)\n"                                                       \
-    "  --flash-attention on|v2|v1|v3|off\n"                                                        \
+    "  --flash-attention on|v2|v1|v3|triton|off\n"                                                 \
     "                   attention without stored s x s scores, at the platform's published\n"    \
     "                   rates: on is FlashAttention-2 (v2), v1 the first FlashAttention, v3\n"   \
-    "                   FlashAttention-3 (Hopper platforms with its rates), off the unfused\n"  \
-    "                   softmax over scores in HBM (default: on)\n"
+    "                   FlashAttention-3 (Hopper platforms with its rates), triton the first\n" \
+    "                   FlashAttention's Triton port (platforms with its rates: A100), off\n"    \
+    "                   the unfused softmax over scores in HBM (default: on)\n"
 
 #define CLI_HELP_MOE                                                                               \
     "  --ep-size E      expert parallelism for a mixture of experts (DeepSpeed-MoE's ep_size):\n"  \

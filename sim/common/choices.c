@@ -22,7 +22,7 @@ static const char *const collective_names[] = {"all_reduce", "all_gather", "redu
                                                "broadcast", "all_to_all", NULL};
 static const char *const on_off_names[] = {"on", "off", NULL};
 static const char *const comm_model_names[] = {"nccl", "ideal", NULL};
-static const char *const flash_names[] = {"on", "v2", "v1", "v3", "off", NULL};
+static const char *const flash_names[] = {"on", "v2", "v1", "v3", "triton", "off", NULL};
 
 const Choices choices_algo = {algo_names, false};
 const Choices choices_mode = {mode_names, false};

@@ -63,7 +63,7 @@ static const char *const runtime_keys[] = {"cuda_context_bytes", "cuda_context_e
 static const char *const flash_keys[] = {"rows", "source", NULL};
 static const char *const flash_row_keys[] = {"kernel",  "head_dim",    "causal", "pass",
                                              "seq_len", "flops_per_s", NULL};
-static const char *const flash_kernels[] = {"v2", "v1", "v3", NULL}; /* PlatformFlashKernel order */
+static const char *const flash_kernels[] = {"v2", "v1", "v3", "triton", NULL}; /* PlatformFlashKernel order */
 static const char *const flash_passes[] = {"fwd_bwd", "fwd", "bwd", NULL}; /* PlatformFlashPass */
 static const char *const topologies[] = {"fat_tree", "rail_optimized", NULL};
 static const char *const nccl_keys[] = {"arch",    "cpu_vendor", "channels",
@@ -191,7 +191,7 @@ static int read_flash_row(const cJSON *row, JsonAt at, double peak16, PlatformFl
     int kernel = 0, pass = 0;
     size_t n_rates = 0;
     char expected_kernel[64], expected_pass[64];
-    snprintf(expected_kernel, sizeof expected_kernel, "one of \"v2\", \"v1\", \"v3\"");
+    snprintf(expected_kernel, sizeof expected_kernel, "one of \"v2\", \"v1\", \"v3\", \"triton\"");
     snprintf(expected_pass, sizeof expected_pass, "one of \"fwd_bwd\", \"fwd\", \"bwd\"");
     if (jsonfile_require(jsonfile_get_enum(row, "kernel", at, flash_kernels, &kernel, err),
                          "kernel", at, expected_kernel, err) ||

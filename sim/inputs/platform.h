@@ -58,6 +58,8 @@ typedef enum PlatformFlashKernel {
     PLATFORM_FLASH_V2, /* FlashAttention-2 (flash-attn 2.x) */
     PLATFORM_FLASH_V1, /* the first FlashAttention (flash-attn 1.x) */
     PLATFORM_FLASH_V3, /* FlashAttention-3, Hopper's kernels (flash-attn-3, hopper/) */
+    PLATFORM_FLASH_TRITON, /* the first FlashAttention's algorithm in Triton
+                            * (flash_attn/flash_attn_triton.py; llm-foundry's "triton") */
     PLATFORM_N_FLASH_KERNELS
 } PlatformFlashKernel;
 /* The pass a rate was measured over: forward and backward together (the time of both over

@@ -47,6 +47,15 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
                        "table has FlashAttention-3 (\"v3\") rows, got %s (%s), which has "
                        "none: FlashAttention-3 runs on Hopper GPUs; use on (FlashAttention-2)",
                        platform->name, platform->gpu.model);
+    /* the Triton kernel's speed is published for A100 only: no rate to fall back on */
+    if (setup->flash_kernel == PLATFORM_FLASH_TRITON &&
+        !platform_has_flash_kernel(platform, PLATFORM_FLASH_TRITON))
+        return err_set(err,
+                       "--flash-attention triton: expected a platform whose gpu.flash_attention "
+                       "table has Triton FlashAttention (\"triton\") rows, got %s (%s), which "
+                       "has none: its rates are published for the A100 only; use v1 (the CUDA "
+                       "kernel of the same algorithm)",
+                       platform->name, platform->gpu.model);
     setup->loss = opts->loss;
     setup->elementwise = opts->elementwise;
     if (setup->elementwise == ELEMENTWISE_LIGER && !kernels_is_rmsnorm_family(model))

@@ -82,6 +82,7 @@ void estimate_report_text(FILE *out, const EstimateReport *r)
             !s->is_flash_attention                    ? "off"
             : s->flash_kernel == PLATFORM_FLASH_V1 ? "v1"
             : s->flash_kernel == PLATFORM_FLASH_V3 ? "v3"
+            : s->flash_kernel == PLATFORM_FLASH_TRITON ? "triton"
                                                       : "on");
     if (t->zero.offload_optimizer.device != OFFLOAD_NONE ||
         t->zero.offload_param.device != OFFLOAD_NONE)
@@ -280,8 +281,15 @@ void estimate_report_json_inputs(JsonWriter *w, const EstimateReport *r)
     json_kv_u64(w, "flash_attention_version",
                 !e->setup.is_flash_attention                    ? 0
                 : e->setup.flash_kernel == PLATFORM_FLASH_V1 ? 1
+                : e->setup.flash_kernel == PLATFORM_FLASH_TRITON ? 1 /* v1's algorithm */
                 : e->setup.flash_kernel == PLATFORM_FLASH_V3 ? 3
                                                                 : 2);
+    json_kv_string(w, "flash_attention_kernel",
+                   !e->setup.is_flash_attention                        ? "off"
+                   : e->setup.flash_kernel == PLATFORM_FLASH_V1     ? "v1"
+                   : e->setup.flash_kernel == PLATFORM_FLASH_TRITON ? "triton"
+                   : e->setup.flash_kernel == PLATFORM_FLASH_V3     ? "v3"
+                                                                    : "v2");
     /* choices.h's tables list the names in LossKernel's and ElementwiseKernels' order */
     json_kv_string(w, "cross_entropy", choices_name(&choices_cross_entropy, (int)e->setup.loss));
     json_kv_string(w, "elementwise",
