@@ -401,7 +401,7 @@ static void test_unsupported_families_refused(void **state)
                        "config.json: num_local_experts: expected no mixture-of-experts key in a "
                        "Llama config (its modeling file builds one dense MLP per layer), got "
                        "\"num_local_experts\" (give the MoE family's model_type: mixtral, "
-                       "qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3)");
+                       "qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, gpt_oss)");
     /* a router zerosim does not model changes the architecture: refused naming the key */
     assert_parse_fails("{\"model_type\": \"deepseek_v3\", \"hidden_size\": 64, "
                        "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
@@ -422,13 +422,13 @@ static void test_unsupported_families_refused(void **state)
                        "config.json: model_type: expected a family zerosim models (gpt2 "
                        "gpt_bigcode gptj gpt_neox opt bloom falcon llama mistral qwen2 qwen3 "
                        "gemma gemma2 gemma3_text phi phi3 olmo olmo2 olmo3 starcoder2 mpt mixtral "
-                       "qwen2_moe qwen3_moe deepseek_v2 deepseek_v3 kimi_k2), got "
+                       "qwen2_moe qwen3_moe deepseek_v2 deepseek_v3 kimi_k2 gpt_oss), got "
                        "\"megatron_gpt\" (not supported)");
     assert_parse_fails("{\"architectures\": [\"T5ForConditionalGeneration\"], \"d_model\": 512}",
                        "config.json: architectures: expected a family zerosim models (gpt2 "
                        "gpt_bigcode gptj gpt_neox opt bloom falcon llama mistral qwen2 qwen3 "
                        "gemma gemma2 gemma3_text phi phi3 olmo olmo2 olmo3 starcoder2 mpt mixtral "
-                       "qwen2_moe qwen3_moe deepseek_v2 deepseek_v3 kimi_k2), got "
+                       "qwen2_moe qwen3_moe deepseek_v2 deepseek_v3 kimi_k2 gpt_oss), got "
                        "\"T5ForConditionalGeneration\" (not supported)");
 }
 
@@ -526,6 +526,41 @@ static void test_sliding_windows(void **state)
                        "\"intermediate_size\": 128, \"layer_types\": [\"full_attention\"]}",
                        "config.json: layer_types: expected an array of num_hidden_layers = 4 "
                        "strings, got an array of 1");
+}
+
+/* gpt-oss: GptOssConfig's defaults (the 120b's) where the file is silent; biased attention
+ * with a sink per head, a biased router and biased experts in every layer, sliding windows
+ * of 128 on the even layers (layer_types' default), experts_per_token read as the
+ * num_experts_per_tok it aliases. */
+static void test_gpt_oss(void **state)
+{
+    (void)state;
+    ModelConfig c;
+    parse_ok("{\"model_type\": \"gpt_oss\", \"hidden_size\": 2880, \"num_hidden_layers\": 24, "
+             "\"num_attention_heads\": 64, \"intermediate_size\": 2880, "
+             "\"num_local_experts\": 32, \"experts_per_token\": 4}",
+             &c);
+    assert_true(c.family == MODEL_FAMILY_GPT_OSS);
+    assert_int_equal(c.n_kv_heads, 8);
+    assert_int_equal(c.head_dim, 64);
+    assert_int_equal(c.vocab, 201088);
+    assert_false(c.is_tied);
+    assert_true(c.has_qkv_bias && c.has_out_bias && c.has_attention_sinks);
+    assert_int_equal(c.moe.n_experts, 32);
+    assert_int_equal(c.moe.top_k, 4);
+    assert_int_equal(c.moe.expert_ffn, 2880);
+    assert_int_equal(c.moe.n_moe_layers, 24);
+    assert_true(c.moe.has_router_bias && c.moe.has_expert_bias);
+    assert_int_equal(c.sliding_window, 128);
+    assert_int_equal(c.n_sliding_layers, 12);
+    assert_has(&c.defaults_used, "sliding_window = 128 (GptOssConfig default)");
+    model_config_fini(&c);
+    assert_parse_fails("{\"model_type\": \"gpt_oss\", \"hidden_size\": 64, "
+                       "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                       "\"num_key_value_heads\": 2, \"intermediate_size\": 64, "
+                       "\"num_local_experts\": 4, \"num_experts_per_tok\": 5}",
+                       "config.json: num_experts_per_tok: expected an integer in [1, 4] (the "
+                       "experts), got 5");
 }
 
 /* --------------------------------------------------------------------------------- errors */
@@ -732,6 +767,7 @@ int main(void)
         cmocka_unit_test(test_family_without_model_type),
         cmocka_unit_test(test_unsupported_families_refused),
         cmocka_unit_test(test_unknown_keys_are_warnings),
+        cmocka_unit_test(test_gpt_oss),
         cmocka_unit_test(test_sliding_windows),
         cmocka_unit_test(test_no_shape_keys),
         cmocka_unit_test(test_heads_not_dividing_hidden),

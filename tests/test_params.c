@@ -419,6 +419,13 @@ static const MoeCount moe_counts[] = {
      * moonshotai/Kimi-K2-Instruct safetensors less their 62,498,608 fp8 block scales and
      * rotary inv_freq buffers; the model card's "1T total, 32B activated" are headlines */
     {"kimi-k2", 1026408232448ull, 32861500928ull, 1026408232448.0, 0.0, 32e9},
+    /* gpt-oss: 24 x (attn 26,550,080 with biases + sinks 64 + norms 5,760 + router 92,192 with
+     * bias + 32 experts x 24,891,840 with biases) + 2 x 201088 x 2880 + 2880; 36 layers of
+     * 128 experts (router 368,768) for the 120b. OpenAI: 21B total, 3.6B active and 117B,
+     * 5.1B; its active count leaves out the input embedding (a lookup, 579,133,440), which
+     * zerosim's counts, so the headline here adds it */
+    {"gpt-oss-20b", 20914757184ull, 4187440704ull, 21e9, 0.5 / 21, 3.6e9 + 579133440.0},
+    {"gpt-oss-120b", 116829156672ull, 5711982912ull, 117e9, 0.5 / 117, 5.1e9 + 579133440.0},
 };
 
 static void test_params_moe_presets_total_and_active(void **state)

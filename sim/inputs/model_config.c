@@ -129,6 +129,7 @@ static int read_olmo(Reader *r);
 static int read_starcoder2(Reader *r);
 static int read_mpt(Reader *r);
 static int read_deepseek(Reader *r);
+static int read_gpt_oss(Reader *r);
 
 static const struct {
     const char *model_type;
@@ -165,6 +166,7 @@ static const struct {
     {"deepseek_v2", MODEL_FAMILY_DEEPSEEK, "DeepseekV2Config", read_deepseek},
     {"deepseek_v3", MODEL_FAMILY_DEEPSEEK, "DeepseekV3Config", read_deepseek},
     {"kimi_k2", MODEL_FAMILY_DEEPSEEK, "DeepseekV3Config", read_deepseek},
+    {"gpt_oss", MODEL_FAMILY_GPT_OSS, "GptOssConfig", read_gpt_oss},
 };
 
 /* The model class names save_pretrained writes into architectures. */
@@ -185,7 +187,7 @@ static const struct {
     {"Starcoder2ForCausalLM", "starcoder2"}, {"MPTForCausalLM", "mpt"},
     {"MixtralForCausalLM", "mixtral"},   {"Qwen2MoeForCausalLM", "qwen2_moe"},
     {"Qwen3MoeForCausalLM", "qwen3_moe"}, {"DeepseekV2ForCausalLM", "deepseek_v2"},
-    {"DeepseekV3ForCausalLM", "deepseek_v3"},
+    {"DeepseekV3ForCausalLM", "deepseek_v3"}, {"GptOssForCausalLM", "gpt_oss"},
 };
 
 /* Families zerosim knows it cannot model, and why. */
@@ -231,7 +233,6 @@ static const struct {
     {"olmoe", "mixture-of-experts OLMoE"},
     {"granitemoe", "mixture-of-experts GraniteMoE"},
     {"phimoe", "mixture-of-experts Phi-3.5-MoE"},
-    {"gpt_oss", "mixture-of-experts gpt-oss"},
     {"jamba", "hybrid state-space / mixture-of-experts Jamba"},
     {"mamba", "state-space Mamba"},
     {"mamba2", "state-space Mamba-2"},
@@ -252,13 +253,14 @@ static const char *const family_names[] = {
     [MODEL_FAMILY_OLMO2] = "OLMo 2",     [MODEL_FAMILY_STARCODER2] = "StarCoder2",
     [MODEL_FAMILY_MPT] = "MPT",          [MODEL_FAMILY_MIXTRAL] = "Mixtral",
     [MODEL_FAMILY_QWEN2_MOE] = "Qwen2-MoE", [MODEL_FAMILY_QWEN3_MOE] = "Qwen3-MoE",
-    [MODEL_FAMILY_DEEPSEEK] = "DeepSeek",
+    [MODEL_FAMILY_DEEPSEEK] = "DeepSeek", [MODEL_FAMILY_GPT_OSS] = "gpt-oss",
 };
 
 static bool is_moe_family(ModelFamily f)
 {
     return f == MODEL_FAMILY_MIXTRAL || f == MODEL_FAMILY_QWEN2_MOE ||
-           f == MODEL_FAMILY_QWEN3_MOE || f == MODEL_FAMILY_DEEPSEEK;
+           f == MODEL_FAMILY_QWEN3_MOE || f == MODEL_FAMILY_DEEPSEEK ||
+           f == MODEL_FAMILY_GPT_OSS;
 }
 
 bool model_config_has_dropout(const ModelConfig *cfg)
@@ -993,6 +995,46 @@ static int read_deepseek(Reader *r)
     return 0;
 }
 
+/* gpt-oss (modeling_gpt_oss.py, GptOssConfig's defaults: the 120b): RMSNorm, q/k/v/o of
+ * head_dim 64 with biases (attention_bias), a learned sink logit per head (self_attn.sinks),
+ * and in every layer GptOssMLP: a router of h x num_local_experts with its bias, and
+ * num_local_experts experts whose gate_up_proj (h x 2 intermediate_size) and down_proj carry
+ * biases; untied head; sliding windows of 128 on alternate layers from the first
+ * (layer_types). The experts' clamped SwiGLU (swiglu_limit, alpha 1.702) is timed as the
+ * gated MLP's activation. */
+static int read_gpt_oss(Reader *r)
+{
+    ModelConfig *c = r->cfg;
+    MoeShape *m = &c->moe;
+    bool attn_bias = true;
+    if (need_u64(r, "hidden_size", NULL, MAX_WIDTH, &c->hidden) ||
+        need_u64(r, "num_hidden_layers", NULL, MAX_LAYERS, &c->n_layers) ||
+        need_u64(r, "num_attention_heads", NULL, MAX_WIDTH, &c->n_heads) ||
+        need_u64(r, "intermediate_size", NULL, MAX_WIDTH * 4ull, &c->ffn_hidden) ||
+        opt_u64(r, "num_key_value_heads", NULL, MAX_WIDTH, 8, NULL, &c->n_kv_heads) ||
+        opt_u64(r, "head_dim", NULL, MAX_WIDTH, 64, NULL, &c->head_dim) ||
+        opt_u64(r, "max_position_embeddings", NULL, MAX_SEQ, 131072, NULL, &c->max_seq) ||
+        opt_u64(r, "vocab_size", NULL, MAX_VOCAB, 201088, NULL, &c->vocab) ||
+        opt_bool(r, "tie_word_embeddings", false, false, &c->is_tied) ||
+        opt_bool(r, "attention_bias", true, false, &attn_bias) ||
+        opt_u64(r, "num_local_experts", "num_experts", 1u << 16, 128, NULL, &m->n_experts) ||
+        opt_u64(r, "num_experts_per_tok", "experts_per_token", 1u << 16, 4, NULL, &m->top_k))
+        return -1;
+    mark(r, "swiglu_limit");
+    mark(r, "swiglu_alpha");
+    mark(r, "initial_context_length"); /* YaRN's original context: rotary, no shape */
+    layout_default(c);
+    c->is_gated_mlp = true;
+    c->has_qkv_bias = c->has_out_bias = attn_bias;
+    c->has_attention_sinks = true;
+    m->expert_ffn = c->ffn_hidden;
+    m->has_router_bias = true;
+    m->has_expert_bias = true;
+    m->step = 1;
+    count_moe_layers(c);
+    return read_sliding(r, 128, 2);
+}
+
 /* ------------------------------------------------------------------------ picking a family */
 
 static int refuse(Reader *r, const char *key, const char *found)
@@ -1137,7 +1179,7 @@ static int check_keys(Reader *r)
                            "%s: %s: expected no mixture-of-experts key in a %s config (its "
                            "modeling file builds one dense MLP per layer), got \"%s\" (give the "
                            "MoE family's model_type: mixtral, qwen2_moe, qwen3_moe, "
-                           "deepseek_v2, deepseek_v3)",
+                           "deepseek_v2, deepseek_v3, gpt_oss)",
                            r->at.file, jsonfile_key_path(r->at, key, path, sizeof path),
                            family_names[r->cfg->family], key);
         }

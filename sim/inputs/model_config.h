@@ -58,6 +58,7 @@ typedef enum ModelFamily {
     MODEL_FAMILY_QWEN2_MOE,  /* Qwen2-MoE: Qwen2 with routed experts and a gated shared expert */
     MODEL_FAMILY_QWEN3_MOE,  /* Qwen3-MoE: Qwen3 with routed experts */
     MODEL_FAMILY_DEEPSEEK,   /* DeepSeek-V2/V3, Kimi-K2: MLA, first dense layers, shared experts */
+    MODEL_FAMILY_GPT_OSS,    /* gpt-oss: biased attention with sinks, biased experts, 1:1 windows */
 } ModelFamily;
 
 /* The mixture-of-experts block of a MoE family (all zero for a dense model). */
@@ -68,7 +69,10 @@ typedef struct MoeShape {
     uint64_t shared_ffn;    /* inner width of the shared experts' MLP (DeepSeek: n_shared x
                                moe_intermediate_size; Qwen2-MoE: shared_expert_intermediate_size) */
     bool has_shared_gate;   /* Qwen2-MoE's sigmoid gate on the shared expert (h x 1) */
-    bool has_router_bias;   /* DeepSeek-V3's e_score_correction_bias (noaux_tc), n_experts */
+    bool has_router_bias;   /* a bias of n_experts on the router: DeepSeek-V3's
+                               e_score_correction_bias (noaux_tc), gpt-oss's router.bias */
+    bool has_expert_bias;   /* each routed expert's projections carry biases (gpt-oss's
+                               gate_up_proj_bias of 2 x expert_ffn, down_proj_bias of h) */
     uint64_t first_layer;   /* layers before it are dense (first_k_dense_replace) */
     uint64_t step;          /* of the later layers, those with i % step == phase are MoE */
     uint64_t phase;
@@ -136,6 +140,7 @@ typedef struct ModelConfig {
     bool has_attention_dropout; /* GPT-2's and GPT-BigCode's attn_pdrop > 0 */
     bool is_tied;          /* output projection shares the input embedding */
     bool is_qkv_fused;     /* Q, K, V are one module (matters for "largest layer") */
+    bool has_attention_sinks; /* a learned sink logit per head in the softmax (gpt-oss) */
     uint64_t sliding_window;   /* keys a sliding-window layer attends to; 0 when none */
     uint64_t n_sliding_layers; /* layers with sliding-window attention */
     MoeShape moe;

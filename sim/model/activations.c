@@ -29,9 +29,9 @@
  * statistic. The eager RMSNorm of the HF modeling files upcasts first: LlamaRMSNorm (and its
  * copies in Qwen2, Qwen3, Phi-3) keeps hidden_states.to(torch.float32), which pow and the
  * product with rsqrt save (4 bytes), and the e-byte hidden_states.to(input_dtype) that the
- * product with the weight saves: 4 + e. GemmaRMSNorm (Gemma 1-3) and Olmo2RMSNorm multiply
- * by the weight in fp32 before the cast, so the product saves the fp32 normalised tensor
- * instead: 4 + 4. */
+ * product with the weight saves: 4 + e. GemmaRMSNorm (Gemma 1-3), Olmo2RMSNorm and
+ * GptOssRMSNorm multiply by the weight in fp32 before the cast, so the product saves the fp32
+ * normalised tensor instead: 4 + 4. */
 static uint64_t norm_saved_bytes(const ModelConfig *cfg, const RunSetup *setup)
 {
     const uint64_t e = setup->act_bytes;
@@ -41,7 +41,8 @@ static uint64_t norm_saved_bytes(const ModelConfig *cfg, const RunSetup *setup)
     case MODEL_FAMILY_GEMMA:
     case MODEL_FAMILY_GEMMA2:
     case MODEL_FAMILY_GEMMA3:
-    case MODEL_FAMILY_OLMO2: return 8;
+    case MODEL_FAMILY_OLMO2:
+    case MODEL_FAMILY_GPT_OSS: return 8;
     default: return 4 + e;
     }
 }

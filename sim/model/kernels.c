@@ -360,7 +360,8 @@ bool kernels_is_rmsnorm_family(const ModelConfig *cfg)
     case MODEL_FAMILY_GEMMA2:
     case MODEL_FAMILY_GEMMA3:
     case MODEL_FAMILY_PHI3:
-    case MODEL_FAMILY_OLMO2: return true;
+    case MODEL_FAMILY_OLMO2:
+    case MODEL_FAMILY_GPT_OSS: return true;
     default: return false;
     }
 }

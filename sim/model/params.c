@@ -46,7 +46,7 @@ uint64_t params_layer(const ModelParams *p, const ModelConfig *cfg, uint64_t lay
 /* The MoE block of a MoE layer (model_config.h names each family's modeling file): the router
  * (h x n_experts, plus DeepSeek-V3's score-correction bias of n_experts), the shared experts'
  * gated MLP (and Qwen2-MoE's h x 1 gate on it), one routed expert's gate, up and down
- * projections; and the dense MLP the other layers keep. */
+ * projections (with gpt-oss's biases); and the dense MLP the other layers keep. */
 static void count_moe(const ModelConfig *cfg, ModelParams *out)
 {
     const MoeShape *m = &cfg->moe;
@@ -62,9 +62,12 @@ static void count_moe(const ModelConfig *cfg, ModelParams *out)
     }
     if (m->has_shared_gate)
         add_moe(out, "shared_expert_gate", h, 0, true, false);
-    add_moe(out, "expert_gate_proj", h * m->expert_ffn, 0, true, true);
-    add_moe(out, "expert_up_proj", h * m->expert_ffn, 0, true, true);
-    add_moe(out, "expert_down_proj", m->expert_ffn * h, 0, true, true);
+    /* gpt-oss's biases: gate_up_proj_bias (2 x expert_ffn, split here as gate's and up's
+     * halves) and down_proj_bias (h) */
+    const uint64_t fb = m->has_expert_bias ? m->expert_ffn : 0, hb = m->has_expert_bias ? h : 0;
+    add_moe(out, "expert_gate_proj", h * m->expert_ffn, fb, true, true);
+    add_moe(out, "expert_up_proj", h * m->expert_ffn, fb, true, true);
+    add_moe(out, "expert_down_proj", m->expert_ffn * h, hb, true, true);
     for (size_t i = 0; i < out->n_moe_modules; i++) {
         const ParamModule *mm = &out->moe[i];
         if (mm->is_expert) {
@@ -135,6 +138,8 @@ void params_count(const ModelConfig *cfg, ModelParams *out)
         add(out, "k_norm", kv_dim, 0, false);
     }
     add(out, "o_proj", v_dim * h, cfg->has_out_bias ? h : 0, true);
+    if (cfg->has_attention_sinks) /* gpt-oss: self_attn.sinks, one logit per head */
+        add(out, "sinks", cfg->n_heads, 0, false);
     const uint64_t mlp_b = cfg->has_mlp_bias ? f : 0;
     if (cfg->moe.n_experts > 0) {
         /* the MLP is the MoE block or a dense MLP, layer by layer (count_moe) */
