@@ -720,6 +720,11 @@ uint64_t platform_n_leaf_groups(const Platform *p)
     return npl == 0 ? 0 : (p->n_nodes + npl - 1) / npl;
 }
 
+const char *platform_flash_kernel_name(PlatformFlashKernel kernel)
+{
+    return flash_kernels[kernel];
+}
+
 bool platform_fabric_is_shared(const Platform *p)
 {
     if (p->fabric.nodes_per_leaf == 0 || p->n_nodes < 2)

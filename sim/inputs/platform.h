@@ -254,6 +254,9 @@ uint64_t platform_n_leaf_groups(const Platform *p);
  * or core: where the per-node model and the fabric as built can differ. */
 bool platform_fabric_is_shared(const Platform *p);
 
+/* A flash kernel's name as platform files and reports write it: "v2", "v1", "v3", "triton". */
+const char *platform_flash_kernel_name(PlatformFlashKernel kernel);
+
 static inline uint64_t platform_n_gpus(const Platform *p)
 {
     return p->n_nodes * p->gpus_per_node;

@@ -40,22 +40,21 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
     setup->checkpoint_every = opts->checkpoint_every ? opts->checkpoint_every : 1;
     setup->is_flash_attention = opts->is_flash_attention;
     setup->flash_kernel = opts->is_flash_attention ? opts->flash_kernel : PLATFORM_FLASH_V2;
-    if (setup->flash_kernel == PLATFORM_FLASH_V3 &&
-        !platform_has_flash_kernel(platform, PLATFORM_FLASH_V3))
+    /* FlashAttention-3 (Hopper only) and the Triton kernel (published for A100 only) have no
+     * rate to fall back on: they need the platform's own rows */
+    const bool is_v3 = setup->flash_kernel == PLATFORM_FLASH_V3;
+    if ((is_v3 || setup->flash_kernel == PLATFORM_FLASH_TRITON) &&
+        !platform_has_flash_kernel(platform, setup->flash_kernel)) {
+        const char *name = platform_flash_kernel_name(setup->flash_kernel);
         return err_set(err,
-                       "--flash-attention v3: expected a platform whose gpu.flash_attention "
-                       "table has FlashAttention-3 (\"v3\") rows, got %s (%s), which has "
-                       "none: FlashAttention-3 runs on Hopper GPUs; use on (FlashAttention-2)",
-                       platform->name, platform->gpu.model);
-    /* the Triton kernel's speed is published for A100 only: no rate to fall back on */
-    if (setup->flash_kernel == PLATFORM_FLASH_TRITON &&
-        !platform_has_flash_kernel(platform, PLATFORM_FLASH_TRITON))
-        return err_set(err,
-                       "--flash-attention triton: expected a platform whose gpu.flash_attention "
-                       "table has Triton FlashAttention (\"triton\") rows, got %s (%s), which "
-                       "has none: its rates are published for the A100 only; use v1 (the CUDA "
-                       "kernel of the same algorithm)",
-                       platform->name, platform->gpu.model);
+                       "--flash-attention %s: expected a platform whose gpu.flash_attention "
+                       "table has %s (\"%s\") rows, got %s (%s), which has none: %s",
+                       name, is_v3 ? "FlashAttention-3" : "Triton FlashAttention", name,
+                       platform->name, platform->gpu.model,
+                       is_v3 ? "FlashAttention-3 runs on Hopper GPUs; use on (FlashAttention-2)"
+                             : "its rates are published for the A100 only; use v1 (the CUDA "
+                               "kernel of the same algorithm)");
+    }
     setup->loss = opts->loss;
     setup->elementwise = opts->elementwise;
     if (setup->elementwise == ELEMENTWISE_LIGER && !kernels_is_rmsnorm_family(model))

@@ -80,10 +80,8 @@ void estimate_report_text(FILE *out, const EstimateReport *r)
             (unsigned long long)s->seq_len,
             setup_recompute_name(s->recompute, s->checkpoint_every, rec, sizeof rec),
             !s->is_flash_attention                    ? "off"
-            : s->flash_kernel == PLATFORM_FLASH_V1 ? "v1"
-            : s->flash_kernel == PLATFORM_FLASH_V3 ? "v3"
-            : s->flash_kernel == PLATFORM_FLASH_TRITON ? "triton"
-                                                      : "on");
+            : s->flash_kernel == PLATFORM_FLASH_V2 ? "on"
+                                                   : platform_flash_kernel_name(s->flash_kernel));
     if (t->zero.offload_optimizer.device != OFFLOAD_NONE ||
         t->zero.offload_param.device != OFFLOAD_NONE)
         fprintf(out, "offload      optimizer -> %s, parameters -> %s\n",
@@ -285,11 +283,8 @@ void estimate_report_json_inputs(JsonWriter *w, const EstimateReport *r)
                 : e->setup.flash_kernel == PLATFORM_FLASH_V3 ? 3
                                                                 : 2);
     json_kv_string(w, "flash_attention_kernel",
-                   !e->setup.is_flash_attention                        ? "off"
-                   : e->setup.flash_kernel == PLATFORM_FLASH_V1     ? "v1"
-                   : e->setup.flash_kernel == PLATFORM_FLASH_TRITON ? "triton"
-                   : e->setup.flash_kernel == PLATFORM_FLASH_V3     ? "v3"
-                                                                    : "v2");
+                   e->setup.is_flash_attention ? platform_flash_kernel_name(e->setup.flash_kernel)
+                                               : "off");
     /* choices.h's tables list the names in LossKernel's and ElementwiseKernels' order */
     json_kv_string(w, "cross_entropy", choices_name(&choices_cross_entropy, (int)e->setup.loss));
     json_kv_string(w, "elementwise",
