@@ -401,7 +401,8 @@ static void test_unsupported_families_refused(void **state)
                        "config.json: num_local_experts: expected no mixture-of-experts key in a "
                        "Llama config (its modeling file builds one dense MLP per layer), got "
                        "\"num_local_experts\" (give the MoE family's model_type: mixtral, "
-                       "qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, gpt_oss)");
+                       "qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, gpt_oss, olmoe, "
+                       "granitemoe)");
     /* a router zerosim does not model changes the architecture: refused naming the key */
     assert_parse_fails("{\"model_type\": \"deepseek_v3\", \"hidden_size\": 64, "
                        "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
@@ -422,13 +423,15 @@ static void test_unsupported_families_refused(void **state)
                        "config.json: model_type: expected a family zerosim models (gpt2 "
                        "gpt_bigcode gptj gpt_neox opt bloom falcon llama mistral qwen2 qwen3 "
                        "gemma gemma2 gemma3_text phi phi3 olmo olmo2 olmo3 starcoder2 mpt mixtral "
-                       "qwen2_moe qwen3_moe deepseek_v2 deepseek_v3 kimi_k2 gpt_oss), got "
+                       "qwen2_moe qwen3_moe deepseek_v2 deepseek_v3 kimi_k2 gpt_oss olmoe "
+                       "granite granitemoe granitemoeshared), got "
                        "\"megatron_gpt\" (not supported)");
     assert_parse_fails("{\"architectures\": [\"T5ForConditionalGeneration\"], \"d_model\": 512}",
                        "config.json: architectures: expected a family zerosim models (gpt2 "
                        "gpt_bigcode gptj gpt_neox opt bloom falcon llama mistral qwen2 qwen3 "
                        "gemma gemma2 gemma3_text phi phi3 olmo olmo2 olmo3 starcoder2 mpt mixtral "
-                       "qwen2_moe qwen3_moe deepseek_v2 deepseek_v3 kimi_k2 gpt_oss), got "
+                       "qwen2_moe qwen3_moe deepseek_v2 deepseek_v3 kimi_k2 gpt_oss olmoe "
+                       "granite granitemoe granitemoeshared), got "
                        "\"T5ForConditionalGeneration\" (not supported)");
 }
 
@@ -526,6 +529,78 @@ static void test_sliding_windows(void **state)
                        "\"intermediate_size\": 128, \"layer_types\": [\"full_attention\"]}",
                        "config.json: layer_types: expected an array of num_hidden_layers = 4 "
                        "strings, got an array of 1");
+}
+
+/* OLMoE, Granite and GraniteMoE (modeling_olmoe.py, modeling_granite.py,
+ * modeling_granitemoe.py, modeling_granitemoeshared.py): each configuration class's defaults
+ * where the file is silent, Granite's multipliers known but not modelled. */
+static void test_olmoe_and_granite(void **state)
+{
+    (void)state;
+    ModelConfig c;
+    parse_ok("{\"model_type\": \"olmoe\", \"hidden_size\": 2048, \"num_hidden_layers\": 16, "
+             "\"num_attention_heads\": 16, \"intermediate_size\": 1024, \"clip_qkv\": null, "
+             "\"norm_topk_prob\": false, \"router_aux_loss_coef\": 0.01}",
+             &c);
+    assert_true(c.family == MODEL_FAMILY_OLMOE);
+    assert_true(c.qk_norm == QK_NORM_FULL);
+    assert_true(c.is_gated_mlp && !c.is_tied && !c.has_qkv_bias);
+    assert_int_equal(c.n_kv_heads, 16);
+    assert_int_equal(c.vocab, 50304);
+    assert_int_equal(c.max_seq, 4096);
+    assert_int_equal(c.moe.n_experts, 64);
+    assert_int_equal(c.moe.top_k, 8);
+    assert_int_equal(c.moe.expert_ffn, 1024);
+    assert_int_equal(c.moe.shared_ffn, 0);
+    assert_int_equal(c.moe.n_moe_layers, 16);
+    assert_false(c.moe.has_router_bias);
+    assert_has(&c.defaults_used, "num_experts = 64 (OlmoeConfig default)");
+    assert_has(&c.defaults_used, "max_position_embeddings = 4096 (OlmoeConfig default)");
+    model_config_fini(&c);
+    /* Granite 3: Llama's layer; the four multipliers are known keys, not unknown ones */
+    parse_ok("{\"architectures\": [\"GraniteForCausalLM\"], \"hidden_size\": 4096, "
+             "\"num_hidden_layers\": 40, \"num_attention_heads\": 32, "
+             "\"num_key_value_heads\": 8, \"intermediate_size\": 12800, "
+             "\"vocab_size\": 49155, \"tie_word_embeddings\": true, "
+             "\"embedding_multiplier\": 12.0, \"residual_multiplier\": 0.22, "
+             "\"attention_multiplier\": 0.0078125, \"logits_scaling\": 16.0}",
+             &c);
+    assert_true(c.family == MODEL_FAMILY_GRANITE);
+    assert_string_equal(c.model_type, "granite");
+    assert_true(c.is_tied && c.is_gated_mlp);
+    assert_int_equal(c.moe.n_experts, 0);
+    assert_int_equal(c.unknown_keys.n_items, 0);
+    model_config_fini(&c);
+    /* GraniteMoE: GraniteMoeConfig's 8 experts, 2 per token, when the file is silent */
+    parse_ok("{\"model_type\": \"granitemoe\", \"hidden_size\": 1536, "
+             "\"num_hidden_layers\": 32, \"num_attention_heads\": 24, "
+             "\"num_key_value_heads\": 8, \"intermediate_size\": 512}",
+             &c);
+    assert_true(c.family == MODEL_FAMILY_GRANITE_MOE);
+    assert_int_equal(c.moe.n_experts, 8);
+    assert_int_equal(c.moe.top_k, 2);
+    assert_int_equal(c.moe.expert_ffn, 512);
+    assert_int_equal(c.moe.n_moe_layers, 32);
+    assert_int_equal(c.moe.shared_ffn, 0);
+    model_config_fini(&c);
+    /* GraniteMoeShared: a shared MLP of shared_intermediate_size beside the experts */
+    parse_ok("{\"model_type\": \"granitemoeshared\", \"hidden_size\": 1024, "
+             "\"num_hidden_layers\": 24, \"num_attention_heads\": 16, "
+             "\"num_key_value_heads\": 8, \"intermediate_size\": 512, "
+             "\"num_local_experts\": 32, \"num_experts_per_tok\": 8, "
+             "\"shared_intermediate_size\": 1024}",
+             &c);
+    assert_true(c.family == MODEL_FAMILY_GRANITE_MOE);
+    assert_int_equal(c.moe.n_experts, 32);
+    assert_int_equal(c.moe.shared_ffn, 1024);
+    assert_false(c.moe.has_shared_gate);
+    model_config_fini(&c);
+    assert_parse_fails("{\"model_type\": \"olmoe\", \"hidden_size\": 64, "
+                       "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                       "\"intermediate_size\": 32, \"num_experts\": 4, "
+                       "\"num_experts_per_tok\": 5}",
+                       "config.json: num_experts_per_tok: expected an integer in [1, 4] (the "
+                       "experts), got 5");
 }
 
 /* gpt-oss: GptOssConfig's defaults (the 120b's) where the file is silent; biased attention
@@ -767,6 +842,7 @@ int main(void)
         cmocka_unit_test(test_family_without_model_type),
         cmocka_unit_test(test_unsupported_families_refused),
         cmocka_unit_test(test_unknown_keys_are_warnings),
+        cmocka_unit_test(test_olmoe_and_granite),
         cmocka_unit_test(test_gpt_oss),
         cmocka_unit_test(test_sliding_windows),
         cmocka_unit_test(test_no_shape_keys),

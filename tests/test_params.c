@@ -278,6 +278,84 @@ static void test_params_count_bigcode_by_hand(void **state)
     model_config_fini(&cfg);
 }
 
+/* OLMoE, Granite 3 and GraniteMoE by hand from their modeling files' modules, at the hub
+ * shapes of allenai/OLMoE-1B-7B-0924, ibm-granite/granite-3.3-8b-base and
+ * ibm-granite/granite-3.1-1b-a400m-instruct. No exact published totals were found for the
+ * first and last (headlines: AI2's "6.9B total, 1.3B active", IBM's "1.3B"); Granite 3.3
+ * 8B's 8,170,864,640 is its safetensors total as quoted in public test code. */
+static void test_params_count_olmoe_granite_by_hand(void **state)
+{
+    (void)state;
+    ModelConfig cfg;
+    ModelParams p;
+    Err err = {0};
+    /* OLMoE: q, k, v, o of h x h, q_norm of h and k_norm of kv x d (RMSNorm), two RMSNorms,
+     * a router of h x 64 and 64 experts of 3 x h x 1024; untied head */
+    static const char olmoe[] =
+        "{\"model_type\": \"olmoe\", \"hidden_size\": 2048, \"num_hidden_layers\": 16, "
+        "\"num_attention_heads\": 16, \"num_key_value_heads\": 16, "
+        "\"intermediate_size\": 1024, \"num_experts\": 64, \"num_experts_per_tok\": 8, "
+        "\"vocab_size\": 50304, \"tie_word_embeddings\": false}";
+    assert_int_equal(model_config_parse(&cfg, "olmoe", olmoe, strlen(olmoe), &err), 0);
+    params_count(&cfg, &p);
+    uint64_t h = 2048, v = 50304;
+    uint64_t attn = 4 * h * h + 2 * h, expert = 3 * h * 1024;
+    assert_int_equal(p.expert, expert);
+    assert_int_equal(p.moe_replicated, h * 64);
+    assert_int_equal(p.total, 16 * (attn + 2 * h + h * 64 + 64 * expert) + 2 * v * h + h);
+    assert_int_equal(p.total, 6919161856ull);
+    assert_int_equal(p.active, 16 * (attn + 2 * h + h * 64 + 8 * expert) + 2 * v * h + h);
+    assert_int_equal(p.active, 1282017280ull);
+    model_config_fini(&cfg);
+    /* Granite 3.3 8B: Llama's layer with GQA (8 of 32 heads), tied */
+    static const char granite[] =
+        "{\"model_type\": \"granite\", \"hidden_size\": 4096, \"num_hidden_layers\": 40, "
+        "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
+        "\"intermediate_size\": 12800, \"vocab_size\": 49159, \"tie_word_embeddings\": true, "
+        "\"embedding_multiplier\": 12.0, \"residual_multiplier\": 0.22, "
+        "\"attention_multiplier\": 0.0078125, \"logits_scaling\": 16.0}";
+    assert_int_equal(model_config_parse(&cfg, "granite", granite, strlen(granite), &err), 0);
+    params_count(&cfg, &p);
+    h = 4096;
+    const uint64_t kv = 8 * 128;
+    assert_int_equal(p.total,
+                     40 * (2 * h * h + 2 * h * kv + 3 * h * 12800 + 2 * h) + 49159 * h + h);
+    assert_int_equal(p.total, 8170864640ull);
+    model_config_fini(&cfg);
+    /* GraniteMoE 1B-A400M: a router of h x 32 (router.layer), experts' input_linear 32 x 1024
+     * x 1024 and output_linear 32 x 1024 x 512, tied */
+    static const char granite_moe[] =
+        "{\"model_type\": \"granitemoe\", \"hidden_size\": 1024, \"num_hidden_layers\": 24, "
+        "\"num_attention_heads\": 16, \"num_key_value_heads\": 8, "
+        "\"intermediate_size\": 512, \"num_local_experts\": 32, "
+        "\"num_experts_per_tok\": 8, \"vocab_size\": 49155, \"tie_word_embeddings\": true}";
+    assert_int_equal(model_config_parse(&cfg, "granitemoe", granite_moe, strlen(granite_moe),
+                                        &err),
+                     0);
+    params_count(&cfg, &p);
+    h = 1024;
+    attn = 2 * h * h + 2 * h * 512;
+    expert = 2 * 512 * h + h * 512;
+    assert_int_equal(p.expert, expert);
+    assert_int_equal(p.total, 24 * (attn + 2 * h + h * 32 + 32 * expert) + 49155 * h + h);
+    assert_int_equal(p.total, 1334628352ull);
+    assert_int_equal(p.active, 24 * (attn + 2 * h + h * 32 + 8 * expert) + 49155 * h + h);
+    model_config_fini(&cfg);
+    /* GraniteMoeShared: the shared MLP (input_linear 2s x h, output_linear h x s) is held by
+     * every rank beside the router */
+    static const char shared[] =
+        "{\"model_type\": \"granitemoeshared\", \"hidden_size\": 1024, "
+        "\"num_hidden_layers\": 24, \"num_attention_heads\": 16, "
+        "\"num_key_value_heads\": 8, \"intermediate_size\": 512, "
+        "\"num_local_experts\": 32, \"num_experts_per_tok\": 8, \"vocab_size\": 49155, "
+        "\"tie_word_embeddings\": true, \"shared_intermediate_size\": 1024}";
+    assert_int_equal(model_config_parse(&cfg, "shared", shared, strlen(shared), &err), 0);
+    params_count(&cfg, &p);
+    assert_int_equal(p.moe_replicated, h * 32 + 3 * h * 1024);
+    assert_int_equal(p.total, 1334628352ull + 24 * 3 * h * 1024);
+    model_config_fini(&cfg);
+}
+
 /* ------------------------------------------------------------ the corpus of real files */
 
 /* tests/inputs/real/config/: config.json files as published on the HuggingFace hub, copied
@@ -513,6 +591,7 @@ int main(void)
         cmocka_unit_test(test_params_persistent_counts_vectors_only),
         cmocka_unit_test(test_params_count_each_family),
         cmocka_unit_test(test_params_count_bigcode_by_hand),
+        cmocka_unit_test(test_params_count_olmoe_granite_by_hand),
         cmocka_unit_test(test_params_real_configs_exact),
         cmocka_unit_test(test_params_moe_presets_total_and_active),
         cmocka_unit_test(test_params_deepseek_v3_modules),

@@ -75,7 +75,8 @@ int cli_parse(const char *command, const char *help, int argc, char **argv, int 
     "                   PyTorch operation as HF transformers' modeling code runs it: the\n"     \
     "                   unfused attention's scale, masks and softmax apart (with\n"             \
     "                   --flash-attention off) and gelu_new as eight kernels, or liger,\n"     \
-    "                   Liger-Kernel's RMSNorm, rotary and SwiGLU kernels (RMSNorm families)\n" \
+    "                   Liger-Kernel's RMSNorm, rotary and SwiGLU kernels (the families it\n"  \
+    "                   patches)\n"                                                             \
     "                   (default: fused)\n"                                                       \
     "  --flash-attention on|v2|v1|v3|triton|off\n"                                                 \
     "                   attention without stored s x s scores, at the platform's published\n"    \

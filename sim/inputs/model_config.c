@@ -167,6 +167,10 @@ static const struct {
     {"deepseek_v3", MODEL_FAMILY_DEEPSEEK, "DeepseekV3Config", read_deepseek},
     {"kimi_k2", MODEL_FAMILY_DEEPSEEK, "DeepseekV3Config", read_deepseek},
     {"gpt_oss", MODEL_FAMILY_GPT_OSS, "GptOssConfig", read_gpt_oss},
+    {"olmoe", MODEL_FAMILY_OLMOE, "OlmoeConfig", read_olmo},
+    {"granite", MODEL_FAMILY_GRANITE, "GraniteConfig", read_llama},
+    {"granitemoe", MODEL_FAMILY_GRANITE_MOE, "GraniteMoeConfig", read_llama},
+    {"granitemoeshared", MODEL_FAMILY_GRANITE_MOE, "GraniteMoeSharedConfig", read_llama},
 };
 
 /* The model class names save_pretrained writes into architectures. */
@@ -188,6 +192,8 @@ static const struct {
     {"MixtralForCausalLM", "mixtral"},   {"Qwen2MoeForCausalLM", "qwen2_moe"},
     {"Qwen3MoeForCausalLM", "qwen3_moe"}, {"DeepseekV2ForCausalLM", "deepseek_v2"},
     {"DeepseekV3ForCausalLM", "deepseek_v3"}, {"GptOssForCausalLM", "gpt_oss"},
+    {"OlmoeForCausalLM", "olmoe"},       {"GraniteForCausalLM", "granite"},
+    {"GraniteMoeForCausalLM", "granitemoe"}, {"GraniteMoeSharedForCausalLM", "granitemoeshared"},
 };
 
 /* Families zerosim knows it cannot model, and why. */
@@ -230,8 +236,7 @@ static const struct {
     {"blip-2", "vision-language BLIP-2"},
     {"llama4", "vision-language mixture-of-experts Llama 4"},
     {"dbrx", "mixture-of-experts DBRX"},
-    {"olmoe", "mixture-of-experts OLMoE"},
-    {"granitemoe", "mixture-of-experts GraniteMoE"},
+    {"granitemoehybrid", "hybrid state-space / mixture-of-experts Granite 4.0"},
     {"phimoe", "mixture-of-experts Phi-3.5-MoE"},
     {"jamba", "hybrid state-space / mixture-of-experts Jamba"},
     {"mamba", "state-space Mamba"},
@@ -254,13 +259,15 @@ static const char *const family_names[] = {
     [MODEL_FAMILY_MPT] = "MPT",          [MODEL_FAMILY_MIXTRAL] = "Mixtral",
     [MODEL_FAMILY_QWEN2_MOE] = "Qwen2-MoE", [MODEL_FAMILY_QWEN3_MOE] = "Qwen3-MoE",
     [MODEL_FAMILY_DEEPSEEK] = "DeepSeek", [MODEL_FAMILY_GPT_OSS] = "gpt-oss",
+    [MODEL_FAMILY_OLMOE] = "OLMoE",      [MODEL_FAMILY_GRANITE] = "Granite",
+    [MODEL_FAMILY_GRANITE_MOE] = "GraniteMoE",
 };
 
 static bool is_moe_family(ModelFamily f)
 {
     return f == MODEL_FAMILY_MIXTRAL || f == MODEL_FAMILY_QWEN2_MOE ||
            f == MODEL_FAMILY_QWEN3_MOE || f == MODEL_FAMILY_DEEPSEEK ||
-           f == MODEL_FAMILY_GPT_OSS;
+           f == MODEL_FAMILY_GPT_OSS || f == MODEL_FAMILY_OLMOE || f == MODEL_FAMILY_GRANITE_MOE;
 }
 
 bool model_config_has_dropout(const ModelConfig *cfg)
@@ -655,11 +662,13 @@ static int read_falcon(Reader *r)
     return 0;
 }
 
-/* The Llama family (modeling_llama.py, and the Mistral, Qwen2 and Qwen3 files that copy it):
- * RMSNorm, q/k/v/o, SwiGLU gate/up/down. attention_bias puts biases on q, k, v and o (Qwen2
- * always has q, k, v biases and none on o), mlp_bias on the MLP; Qwen3 adds q_norm and k_norm
- * of head_dim. Sliding windows: Mistral on every layer; Qwen2/3 only with use_sliding_window,
- * on layers from max_window_layers up. */
+/* The Llama family (modeling_llama.py, and the Mistral, Qwen2, Qwen3 and Granite files that
+ * copy it): RMSNorm, q/k/v/o, SwiGLU gate/up/down. attention_bias puts biases on q, k, v and o
+ * (Qwen2 always has q, k, v biases and none on o), mlp_bias on the MLP; Qwen3 adds q_norm and
+ * k_norm of head_dim. Granite's four multipliers scale the embedding, the residual branches,
+ * the attention scores and the logits by constants: no parameter and no GEMM (vocab.c).
+ * Sliding windows: Mistral on every layer; Qwen2/3 only with use_sliding_window, on layers
+ * from max_window_layers up. */
 static int read_llama(Reader *r)
 {
     ModelConfig *c = r->cfg;
@@ -668,6 +677,7 @@ static int read_llama(Reader *r)
     const bool is_qwen = c->family == MODEL_FAMILY_QWEN2 || c->family == MODEL_FAMILY_QWEN3 ||
                          is_qwen_moe;
     const bool is_mixtral = c->family == MODEL_FAMILY_MIXTRAL;
+    const bool is_granite_moe = c->family == MODEL_FAMILY_GRANITE_MOE;
     const bool is_mistral = strcmp(c->model_type, "mistral") == 0 || is_mixtral;
     if (need_u64(r, "hidden_size", NULL, MAX_WIDTH, &c->hidden) ||
         need_u64(r, "num_hidden_layers", NULL, MAX_LAYERS, &c->n_layers) ||
@@ -700,6 +710,23 @@ static int read_llama(Reader *r)
         MoeShape *m = &c->moe;
         if (opt_u64(r, "num_local_experts", NULL, 1u << 16, 8, NULL, &m->n_experts) ||
             opt_u64(r, "num_experts_per_tok", NULL, 1u << 16, 2, NULL, &m->top_k))
+            return -1;
+        m->expert_ffn = c->ffn_hidden;
+        m->step = 1;
+        count_moe_layers(c);
+    } else if (is_granite_moe) {
+        /* GraniteMoeMoE (modeling_granitemoe.py): GraniteMoeTopKGating's router of h x n
+         * without bias, then GraniteMoeParallelExperts input_linear (n x 2f x h: gate and up)
+         * and output_linear (n x h x f) in every layer; GraniteMoeShared adds a dense
+         * GraniteMoeSharedMLP of shared_intermediate_size (h x 2s in, s x h out) beside them,
+         * none when it is 0 (GraniteMoeSharedConfig's default) */
+        MoeShape *m = &c->moe;
+        if (opt_u64(r, "num_local_experts", NULL, 1u << 16, 8, NULL, &m->n_experts) ||
+            opt_u64(r, "num_experts_per_tok", NULL, 1u << 16, 2, NULL, &m->top_k))
+            return -1;
+        if (strcmp(c->model_type, "granitemoeshared") == 0 &&
+            opt_u64(r, "shared_intermediate_size", NULL, MAX_WIDTH * 4ull, 0, NULL,
+                    &m->shared_ffn))
             return -1;
         m->expert_ffn = c->ffn_hidden;
         m->step = 1;
@@ -830,11 +857,15 @@ static int read_phi3(Reader *r)
 /* OLMo 1 (modeling_olmo.py): LayerNorm without parameters, SwiGLU, no biases.
  * OLMo 2 and 3 (modeling_olmo2.py, modeling_olmo3.py): RMSNorm after attention and after the
  * MLP instead of before, q_norm over all query channels and k_norm over all key channels;
- * OLMo 3 puts sliding windows on three of every four layers. */
+ * OLMo 3 puts sliding windows on three of every four layers.
+ * OLMoE (modeling_olmoe.py): OLMo 2's full-width q_norm and k_norm with Llama's pre-norms,
+ * and in every layer OlmoeSparseMoeBlock: a router of h x num_experts without bias and
+ * num_experts SwiGLU experts of intermediate_size (gate, up, down), no shared expert. */
 static int read_olmo(Reader *r)
 {
     ModelConfig *c = r->cfg;
     const bool is_v1 = c->family == MODEL_FAMILY_OLMO;
+    const bool is_moe = c->family == MODEL_FAMILY_OLMOE;
     bool attn_bias = false;
     if (need_u64(r, "hidden_size", NULL, MAX_WIDTH, &c->hidden) ||
         need_u64(r, "num_hidden_layers", NULL, MAX_LAYERS, &c->n_layers) ||
@@ -842,7 +873,8 @@ static int read_olmo(Reader *r)
         need_u64(r, "intermediate_size", NULL, MAX_WIDTH * 4ull, &c->ffn_hidden) ||
         opt_u64(r, "num_key_value_heads", NULL, MAX_WIDTH, c->n_heads, "= num_attention_heads",
                 &c->n_kv_heads) ||
-        opt_u64(r, "max_position_embeddings", NULL, MAX_SEQ, 2048, NULL, &c->max_seq) ||
+        opt_u64(r, "max_position_embeddings", NULL, MAX_SEQ, is_moe ? 4096 : 2048, NULL,
+                &c->max_seq) ||
         opt_u64(r, "vocab_size", NULL, MAX_VOCAB, 50304, NULL, &c->vocab) ||
         opt_bool(r, "tie_word_embeddings", false, false, &c->is_tied) ||
         opt_bool(r, "attention_bias", false, true, &attn_bias))
@@ -855,6 +887,16 @@ static int read_olmo(Reader *r)
         return 0;
     }
     c->qk_norm = QK_NORM_FULL;
+    if (is_moe) {
+        MoeShape *m = &c->moe;
+        if (opt_u64(r, "num_experts", NULL, 1u << 16, 64, NULL, &m->n_experts) ||
+            opt_u64(r, "num_experts_per_tok", NULL, 1u << 16, 8, NULL, &m->top_k))
+            return -1;
+        m->expert_ffn = c->ffn_hidden;
+        m->step = 1;
+        count_moe_layers(c);
+        return 0;
+    }
     return strcmp(c->model_type, "olmo3") == 0 ? read_sliding(r, 4096, 4) : 0;
 }
 
@@ -1179,7 +1221,7 @@ static int check_keys(Reader *r)
                            "%s: %s: expected no mixture-of-experts key in a %s config (its "
                            "modeling file builds one dense MLP per layer), got \"%s\" (give the "
                            "MoE family's model_type: mixtral, qwen2_moe, qwen3_moe, "
-                           "deepseek_v2, deepseek_v3, gpt_oss)",
+                           "deepseek_v2, deepseek_v3, gpt_oss, olmoe, granitemoe)",
                            r->at.file, jsonfile_key_path(r->at, key, path, sizeof path),
                            family_names[r->cfg->family], key);
         }

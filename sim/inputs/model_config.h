@@ -59,6 +59,9 @@ typedef enum ModelFamily {
     MODEL_FAMILY_QWEN3_MOE,  /* Qwen3-MoE: Qwen3 with routed experts */
     MODEL_FAMILY_DEEPSEEK,   /* DeepSeek-V2/V3, Kimi-K2: MLA, first dense layers, shared experts */
     MODEL_FAMILY_GPT_OSS,    /* gpt-oss: biased attention with sinks, biased experts, 1:1 windows */
+    MODEL_FAMILY_OLMOE,      /* OLMoE: OLMo 2's q/k norms over all heads, routed experts */
+    MODEL_FAMILY_GRANITE,    /* Granite 3: Llama with scalar multipliers (no shape change) */
+    MODEL_FAMILY_GRANITE_MOE, /* GraniteMoE / GraniteMoeShared: Granite with routed experts */
 } ModelFamily;
 
 /* The mixture-of-experts block of a MoE family (all zero for a dense model). */

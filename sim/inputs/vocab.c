@@ -384,6 +384,14 @@ const char *const vocab_hf_metadata[] = {
     "use_qk_norm",
     "qkv_bias",
     "shared_expert_intermediate_size", /* Qwen3-MoE files carry it as 0; Qwen2-MoE reads it */
+    /* Granite's constant multipliers (configuration_granite.py, modeling_granite.py): the
+     * embedding, each residual branch and the logits times a scalar, the attention scores
+     * scaled by attention_multiplier instead of 1/sqrt(head_dim); under eager PyTorch a few
+     * element-wise passes per layer and one over the logits, not timed (docs/MODEL.md) */
+    "embedding_multiplier",
+    "residual_multiplier",
+    "attention_multiplier",
+    "logits_scaling",
     /* hub bookkeeping */
     "custom_pipelines",
     "n_inner", /* read by GPT-2 and GPT-J; BLOOM configs carry it as null */

@@ -57,11 +57,11 @@ int estimate_build(const ModelConfig *model, TrainConfig *train, const Platform 
     }
     setup->loss = opts->loss;
     setup->elementwise = opts->elementwise;
-    if (setup->elementwise == ELEMENTWISE_LIGER && !kernels_is_rmsnorm_family(model))
+    if (setup->elementwise == ELEMENTWISE_LIGER && !kernels_liger_patches(model))
         return err_set(err,
                        "--elementwise liger: expected a model of a family Liger-Kernel patches "
-                       "(an RMSNorm family: Llama, Mistral, Qwen2/3, Gemma, Phi-3, OLMo 2, "
-                       "gpt-oss), got %s (%s): use fused or eager",
+                       "(Llama, Mistral, Mixtral, Qwen2/3, Qwen3-MoE, Gemma, Phi-3, OLMo 2, "
+                       "Granite, gpt-oss), got %s (%s): use fused or eager",
                        model->name, model_config_family_name(model->family));
     setup->act_bytes = ds_config_param_bytes(train);
     setup->is_fp16 = train->precision == PRECISION_FP16;

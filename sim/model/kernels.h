@@ -170,10 +170,16 @@ void kernels_layer_of(const ModelConfig *cfg, const RunSetup *setup, const Kerne
 double kernels_step_s(const ModelConfig *cfg, const RunSetup *setup, const KernelGpu *g);
 
 /* The families whose HuggingFace modeling file normalises with an eager RMSNorm module
- * (LlamaRMSNorm and its copies: Qwen2/3, Gemma 1-3, Phi-3, OLMo 2), not ATen's fused
- * layer_norm: the ones Liger-Kernel's RMSNorm, rotary and SwiGLU patch (--elementwise
- * liger). */
+ * (LlamaRMSNorm and its copies: Mistral, Mixtral, Qwen2/3 and their MoE files, Gemma 1-3,
+ * Phi-3, OLMo 2, OLMoE, DeepSeek-V2/V3, Granite, GraniteMoE, gpt-oss), not ATen's fused
+ * layer_norm. */
 bool kernels_is_rmsnorm_family(const ModelConfig *cfg);
+
+/* The families Liger-Kernel patches (--elementwise liger): those of its
+ * MODEL_TYPE_TO_APPLY_LIGER_FN (liger_kernel/transformers/monkey_patch.py) whose RMSNorm,
+ * rotary embedding and SwiGLU it replaces. Qwen2-MoE, OLMoE, GraniteMoE and DeepSeek-V2 have
+ * no entry there. */
+bool kernels_liger_patches(const ModelConfig *cfg);
 
 /* Tokens per chunk of Liger's fused linear cross-entropy over t tokens, vocabulary v,
  * hidden h. */
