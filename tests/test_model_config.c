@@ -391,9 +391,10 @@ static void test_unsupported_families_refused(void **state)
                        "config.json: model_type: expected a decoder-only family zerosim models, "
                        "got \"llava\" (vision-language LLaVA (a vision tower beside "
                        "text_config), not supported)");
-    assert_parse_fails("{\"model_type\": \"dbrx\", \"d_model\": 4096}",
+    assert_parse_fails("{\"model_type\": \"jamba\", \"hidden_size\": 4096}",
                        "config.json: model_type: expected a decoder-only family zerosim models, "
-                       "got \"dbrx\" (mixture-of-experts DBRX, not supported)");
+                       "got \"jamba\" (hybrid state-space / mixture-of-experts Jamba, not "
+                       "supported)");
     /* an expert count on a dense family would be counted as one dense MLP: refused */
     assert_parse_fails("{\"model_type\": \"llama\", \"hidden_size\": 64, "
                        "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
@@ -402,7 +403,7 @@ static void test_unsupported_families_refused(void **state)
                        "Llama config (its modeling file builds one dense MLP per layer), got "
                        "\"num_local_experts\" (give the MoE family's model_type: mixtral, "
                        "qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, gpt_oss, olmoe, "
-                       "granitemoe)");
+                       "granitemoe, dbrx)");
     /* a router zerosim does not model changes the architecture: refused naming the key */
     assert_parse_fails("{\"model_type\": \"deepseek_v3\", \"hidden_size\": 64, "
                        "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
@@ -424,14 +425,14 @@ static void test_unsupported_families_refused(void **state)
                        "gpt_bigcode gptj gpt_neox opt bloom falcon llama mistral qwen2 qwen3 "
                        "gemma gemma2 gemma3_text phi phi3 olmo olmo2 olmo3 starcoder2 mpt mixtral "
                        "qwen2_moe qwen3_moe deepseek_v2 deepseek_v3 kimi_k2 gpt_oss olmoe "
-                       "granite granitemoe granitemoeshared), got "
+                       "granite granitemoe granitemoeshared dbrx), got "
                        "\"megatron_gpt\" (not supported)");
     assert_parse_fails("{\"architectures\": [\"T5ForConditionalGeneration\"], \"d_model\": 512}",
                        "config.json: architectures: expected a family zerosim models (gpt2 "
                        "gpt_bigcode gptj gpt_neox opt bloom falcon llama mistral qwen2 qwen3 "
                        "gemma gemma2 gemma3_text phi phi3 olmo olmo2 olmo3 starcoder2 mpt mixtral "
                        "qwen2_moe qwen3_moe deepseek_v2 deepseek_v3 kimi_k2 gpt_oss olmoe "
-                       "granite granitemoe granitemoeshared), got "
+                       "granite granitemoe granitemoeshared dbrx), got "
                        "\"T5ForConditionalGeneration\" (not supported)");
 }
 
@@ -601,6 +602,55 @@ static void test_olmoe_and_granite(void **state)
                        "\"num_experts_per_tok\": 5}",
                        "config.json: num_experts_per_tok: expected an integer in [1, 4] (the "
                        "experts), got 5");
+}
+
+/* DBRX: the shape keys in its two sub-configurations, each checked as DbrxAttentionConfig
+ * and DbrxFFNConfig check theirs, with their defaults; a tied head refused as DbrxConfig
+ * refuses it. */
+static void test_dbrx(void **state)
+{
+    (void)state;
+    ModelConfig c;
+    parse_ok("{\"model_type\": \"dbrx\", \"d_model\": 6144, \"n_heads\": 48, "
+             "\"n_layers\": 40, \"vocab_size\": 100352, \"max_seq_len\": 32768, "
+             "\"attn_config\": {\"clip_qkv\": 8, \"kv_n_heads\": 8, \"rope_theta\": 500000}, "
+             "\"ffn_config\": {\"ffn_hidden_size\": 10752, \"moe_num_experts\": 16, "
+             "\"moe_top_k\": 4, \"moe_loss_weight\": 0.05}, \"resid_pdrop\": 0.0}",
+             &c);
+    assert_true(c.family == MODEL_FAMILY_DBRX);
+    assert_true(c.is_qkv_fused && c.is_gated_mlp && !c.is_tied && !c.has_qkv_bias);
+    assert_true(c.norm == NORM_WEIGHT);
+    assert_false(model_config_has_dropout(&c));
+    assert_int_equal(c.n_kv_heads, 8);
+    assert_int_equal(c.moe.n_experts, 16);
+    assert_int_equal(c.moe.top_k, 4);
+    assert_int_equal(c.moe.expert_ffn, 10752);
+    assert_int_equal(c.moe.n_moe_layers, 40);
+    model_config_fini(&c);
+    /* every default: one KV head, 4 experts of 3584, top 1; resid_pdrop drops in training */
+    parse_ok("{\"model_type\": \"dbrx\", \"d_model\": 64, \"n_heads\": 4, \"n_layers\": 2, "
+             "\"resid_pdrop\": 0.1}",
+             &c);
+    assert_int_equal(c.n_kv_heads, 1);
+    assert_int_equal(c.moe.n_experts, 4);
+    assert_int_equal(c.moe.top_k, 1);
+    assert_int_equal(c.moe.expert_ffn, 3584);
+    assert_true(model_config_has_dropout(&c));
+    assert_has(&c.defaults_used, "kv_n_heads = 1 (DbrxAttentionConfig default)");
+    model_config_fini(&c);
+    assert_parse_fails("{\"model_type\": \"dbrx\", \"d_model\": 64, \"n_heads\": 4, "
+                       "\"n_layers\": 2, \"ffn_config\": {\"moe_num_expert\": 4}}",
+                       "config.json: ffn_config.moe_num_expert: expected a known key, got "
+                       "unknown key \"moe_num_expert\" (did you mean \"moe_num_experts\"?)");
+    assert_parse_fails("{\"model_type\": \"dbrx\", \"d_model\": 64, \"n_heads\": 4, "
+                       "\"n_layers\": 2, \"ffn_config\": {\"moe_num_experts\": 4, "
+                       "\"moe_top_k\": 5}}",
+                       "config.json: ffn_config.moe_top_k: expected an integer in [1, 4] (the "
+                       "experts), got 5");
+    assert_parse_fails("{\"model_type\": \"dbrx\", \"d_model\": 64, \"n_heads\": 4, "
+                       "\"n_layers\": 2, \"tie_word_embeddings\": true}",
+                       "config.json: tie_word_embeddings: expected false (DbrxConfig raises "
+                       "\"tie_word_embeddings is not supported for DBRX models\"), got true");
 }
 
 /* gpt-oss: GptOssConfig's defaults (the 120b's) where the file is silent; biased attention
@@ -843,6 +893,7 @@ int main(void)
         cmocka_unit_test(test_unsupported_families_refused),
         cmocka_unit_test(test_unknown_keys_are_warnings),
         cmocka_unit_test(test_olmoe_and_granite),
+        cmocka_unit_test(test_dbrx),
         cmocka_unit_test(test_gpt_oss),
         cmocka_unit_test(test_sliding_windows),
         cmocka_unit_test(test_no_shape_keys),

@@ -504,6 +504,10 @@ static const MoeCount moe_counts[] = {
      * zerosim's counts, so the headline here adds it */
     {"gpt-oss-20b", 20914757184ull, 4187440704ull, 21e9, 0.5 / 21, 3.6e9 + 579133440.0},
     {"gpt-oss-120b", 116829156672ull, 5711982912ull, 117e9, 0.5 / 117, 5.1e9 + 579133440.0},
+    /* DBRX: 40 x (Wqkv 6144 x 8192 + out_proj 6144 x 6144 + norms 2 x 6144 + router 6144 x 16
+     * + 16 experts x 3 x 6144 x 10752) + 2 x 100352 x 6144 + 6144; the hub safetensors'
+     * 131.597B (Open LLM Leaderboard), Databricks: 132B total, 36B active */
+    {"dbrx", 131596523520ull, 36469708800ull, 131.597e9, 0.0005 / 131.597, 36e9},
 };
 
 static void test_params_moe_presets_total_and_active(void **state)

@@ -130,6 +130,7 @@ static int read_starcoder2(Reader *r);
 static int read_mpt(Reader *r);
 static int read_deepseek(Reader *r);
 static int read_gpt_oss(Reader *r);
+static int read_dbrx(Reader *r);
 
 static const struct {
     const char *model_type;
@@ -171,6 +172,7 @@ static const struct {
     {"granite", MODEL_FAMILY_GRANITE, "GraniteConfig", read_llama},
     {"granitemoe", MODEL_FAMILY_GRANITE_MOE, "GraniteMoeConfig", read_llama},
     {"granitemoeshared", MODEL_FAMILY_GRANITE_MOE, "GraniteMoeSharedConfig", read_llama},
+    {"dbrx", MODEL_FAMILY_DBRX, "DbrxConfig", read_dbrx},
 };
 
 /* The model class names save_pretrained writes into architectures. */
@@ -194,6 +196,7 @@ static const struct {
     {"DeepseekV3ForCausalLM", "deepseek_v3"}, {"GptOssForCausalLM", "gpt_oss"},
     {"OlmoeForCausalLM", "olmoe"},       {"GraniteForCausalLM", "granite"},
     {"GraniteMoeForCausalLM", "granitemoe"}, {"GraniteMoeSharedForCausalLM", "granitemoeshared"},
+    {"DbrxForCausalLM", "dbrx"},
 };
 
 /* Families zerosim knows it cannot model, and why. */
@@ -235,7 +238,6 @@ static const struct {
                "config is supported)"},
     {"blip-2", "vision-language BLIP-2"},
     {"llama4", "vision-language mixture-of-experts Llama 4"},
-    {"dbrx", "mixture-of-experts DBRX"},
     {"granitemoehybrid", "hybrid state-space / mixture-of-experts Granite 4.0"},
     {"phimoe", "mixture-of-experts Phi-3.5-MoE"},
     {"jamba", "hybrid state-space / mixture-of-experts Jamba"},
@@ -260,20 +262,21 @@ static const char *const family_names[] = {
     [MODEL_FAMILY_QWEN2_MOE] = "Qwen2-MoE", [MODEL_FAMILY_QWEN3_MOE] = "Qwen3-MoE",
     [MODEL_FAMILY_DEEPSEEK] = "DeepSeek", [MODEL_FAMILY_GPT_OSS] = "gpt-oss",
     [MODEL_FAMILY_OLMOE] = "OLMoE",      [MODEL_FAMILY_GRANITE] = "Granite",
-    [MODEL_FAMILY_GRANITE_MOE] = "GraniteMoE",
+    [MODEL_FAMILY_GRANITE_MOE] = "GraniteMoE", [MODEL_FAMILY_DBRX] = "DBRX",
 };
 
 static bool is_moe_family(ModelFamily f)
 {
     return f == MODEL_FAMILY_MIXTRAL || f == MODEL_FAMILY_QWEN2_MOE ||
            f == MODEL_FAMILY_QWEN3_MOE || f == MODEL_FAMILY_DEEPSEEK ||
-           f == MODEL_FAMILY_GPT_OSS || f == MODEL_FAMILY_OLMOE || f == MODEL_FAMILY_GRANITE_MOE;
+           f == MODEL_FAMILY_GPT_OSS || f == MODEL_FAMILY_OLMOE || f == MODEL_FAMILY_GRANITE_MOE ||
+           f == MODEL_FAMILY_DBRX;
 }
 
 bool model_config_has_dropout(const ModelConfig *cfg)
 {
     return (cfg->family == MODEL_FAMILY_GPT2 || cfg->family == MODEL_FAMILY_BIGCODE ||
-            cfg->family == MODEL_FAMILY_OPT) &&
+            cfg->family == MODEL_FAMILY_OPT || cfg->family == MODEL_FAMILY_DBRX) &&
            cfg->has_hidden_dropout;
 }
 
@@ -923,6 +926,76 @@ static int read_starcoder2(Reader *r)
     return read_sliding(r, 0, 1);
 }
 
+/* One of DBRX's sub-configurations (DbrxAttentionConfig, DbrxFFNConfig): an object whose keys
+ * the class checks itself (it raises on any other), read with its own defaults. */
+static int dbrx_section(Reader *r, const char *key, const char *cls,
+                        const char *const *modelled, const char *const *known, Reader *sub)
+{
+    mark(r, key);
+    static const cJSON empty = {.type = cJSON_Object};
+    const cJSON *obj = value_of(r->root, key);
+    *sub = (Reader){.root = obj != NULL ? obj : &empty,
+                    .at = {r->at.file, key},
+                    .cfg = r->cfg,
+                    .err = r->err,
+                    .cls = cls};
+    if (obj != NULL && (jsonfile_expect_object(obj, sub->at, r->err) ||
+                        jsonfile_check_keys(obj, sub->at, modelled, known, NULL, r->err)))
+        return -1;
+    return 0;
+}
+
+/* DBRX (modeling_dbrx.py): per block norm_1 and norm_2, LayerNorm without bias; a fused Wqkv
+ * of h x (h + 2 kv d) and out_proj h x h, no biases; DbrxFFN's router (router.layer, h x E,
+ * no bias) and DbrxExpertGLU's w1, v1 and w2, each E x f x h (gate, up, down); the final
+ * norm_f; an untied lm_head (DbrxConfig refuses tie_word_embeddings). resid_pdrop drops the
+ * attention's and the experts' outputs in train mode (0 in the released files). */
+static int read_dbrx(Reader *r)
+{
+    ModelConfig *c = r->cfg;
+    if (need_u64(r, "d_model", "hidden_size", MAX_WIDTH, &c->hidden) ||
+        need_u64(r, "n_layers", "num_hidden_layers", MAX_LAYERS, &c->n_layers) ||
+        need_u64(r, "n_heads", "num_attention_heads", MAX_WIDTH, &c->n_heads) ||
+        opt_u64(r, "max_seq_len", "max_position_embeddings", MAX_SEQ, 2048, NULL, &c->max_seq) ||
+        opt_u64(r, "vocab_size", NULL, MAX_VOCAB, 32000, NULL, &c->vocab) ||
+        opt_bool(r, "tie_word_embeddings", false, true, &c->is_tied))
+        return -1;
+    if (c->is_tied)
+        return err_set(r->err,
+                       "%s: tie_word_embeddings: expected false (DbrxConfig raises "
+                       "\"tie_word_embeddings is not supported for DBRX models\"), got true",
+                       r->at.file);
+    layout_default(c);
+    static const char *const attn_keys[] = {"kv_n_heads", NULL};
+    static const char *const attn_known[] = {"clip_qkv", "rope_theta", "attn_pdrop",
+                                             "model_type", NULL};
+    static const char *const ffn_keys[] = {"ffn_hidden_size", "moe_num_experts", "moe_top_k",
+                                           NULL};
+    static const char *const ffn_known[] = {"ffn_act_fn", "moe_jitter_eps", "moe_loss_weight",
+                                            "moe_normalize_expert_weights", "model_type", NULL};
+    Reader attn, ffn;
+    MoeShape *m = &c->moe;
+    if (dbrx_section(r, "attn_config", "DbrxAttentionConfig", attn_keys, attn_known, &attn) ||
+        opt_u64(&attn, "kv_n_heads", NULL, MAX_WIDTH, 1, NULL, &c->n_kv_heads) ||
+        dbrx_section(r, "ffn_config", "DbrxFFNConfig", ffn_keys, ffn_known, &ffn) ||
+        opt_u64(&ffn, "ffn_hidden_size", NULL, MAX_WIDTH * 4ull, 3584, NULL, &c->ffn_hidden) ||
+        opt_u64(&ffn, "moe_num_experts", NULL, 1u << 16, 4, NULL, &m->n_experts) ||
+        opt_u64(&ffn, "moe_top_k", NULL, 1u << 16, 1, NULL, &m->top_k))
+        return -1;
+    double p = 0.0;
+    mark(r, "resid_pdrop");
+    if (jsonfile_get_double(r->root, "resid_pdrop", r->at, 0.0, 1.0, &p, r->err) < 0)
+        return -1;
+    c->has_hidden_dropout = p > 0.0;
+    c->norm = NORM_WEIGHT;
+    c->is_gated_mlp = true;
+    c->is_qkv_fused = true;
+    m->expert_ffn = c->ffn_hidden;
+    m->step = 1;
+    count_moe_layers(c);
+    return 0;
+}
+
 /* MPT (modeling_mpt.py): Wqkv fused, LayerNorm without bias and no linear biases unless
  * no_bias is false, expansion_ratio x d_model MLP, ALiBi, tied. */
 static int read_mpt(Reader *r)
@@ -1221,7 +1294,7 @@ static int check_keys(Reader *r)
                            "%s: %s: expected no mixture-of-experts key in a %s config (its "
                            "modeling file builds one dense MLP per layer), got \"%s\" (give the "
                            "MoE family's model_type: mixtral, qwen2_moe, qwen3_moe, "
-                           "deepseek_v2, deepseek_v3, gpt_oss, olmoe, granitemoe)",
+                           "deepseek_v2, deepseek_v3, gpt_oss, olmoe, granitemoe, dbrx)",
                            r->at.file, jsonfile_key_path(r->at, key, path, sizeof path),
                            family_names[r->cfg->family], key);
         }
@@ -1289,14 +1362,20 @@ static int check_shape(Reader *r)
                        (unsigned long long)c->head_dim);
     if (c->moe.n_experts > 0 && (c->moe.top_k == 0 || c->moe.top_k > c->moe.n_experts))
         return err_set(r->err, "%s: %s: expected an integer in [1, %llu] (the experts), got %llu",
-                       r->at.file, jsonfile_key_path(r->at, "num_experts_per_tok", path, sizeof path),
+                       r->at.file,
+                       c->family == MODEL_FAMILY_DBRX
+                           ? "ffn_config.moe_top_k"
+                           : jsonfile_key_path(r->at, "num_experts_per_tok", path, sizeof path),
                        (unsigned long long)c->moe.n_experts, (unsigned long long)c->moe.top_k);
     if (c->n_kv_heads > c->n_heads || c->n_heads % c->n_kv_heads != 0)
         return err_set(r->err, "%s: %s: expected a divisor of %s = %llu, got %llu", r->at.file,
-                       jsonfile_key_path(r->at,
-                                         c->family == MODEL_FAMILY_FALCON ? "num_kv_heads"
-                                                                          : "num_key_value_heads",
-                                         path, sizeof path),
+                       c->family == MODEL_FAMILY_DBRX
+                           ? "attn_config.kv_n_heads"
+                           : jsonfile_key_path(r->at,
+                                               c->family == MODEL_FAMILY_FALCON
+                                                   ? "num_kv_heads"
+                                                   : "num_key_value_heads",
+                                               path, sizeof path),
                        heads_key, (unsigned long long)c->n_heads,
                        (unsigned long long)c->n_kv_heads);
     return 0;

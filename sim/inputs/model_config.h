@@ -62,6 +62,7 @@ typedef enum ModelFamily {
     MODEL_FAMILY_OLMOE,      /* OLMoE: OLMo 2's q/k norms over all heads, routed experts */
     MODEL_FAMILY_GRANITE,    /* Granite 3: Llama with scalar multipliers (no shape change) */
     MODEL_FAMILY_GRANITE_MOE, /* GraniteMoE / GraniteMoeShared: Granite with routed experts */
+    MODEL_FAMILY_DBRX,       /* DBRX: fused Wqkv, LayerNorm without bias, 16 experts, untied */
 } ModelFamily;
 
 /* The mixture-of-experts block of a MoE family (all zero for a dense model). */
