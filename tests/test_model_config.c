@@ -403,7 +403,7 @@ static void test_unsupported_families_refused(void **state)
                        "Llama config (its modeling file builds one dense MLP per layer), got "
                        "\"num_local_experts\" (give the MoE family's model_type: mixtral, "
                        "qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, gpt_oss, olmoe, "
-                       "granitemoe, dbrx)");
+                       "granitemoe, dbrx, phimoe)");
     /* a router zerosim does not model changes the architecture: refused naming the key */
     assert_parse_fails("{\"model_type\": \"deepseek_v3\", \"hidden_size\": 64, "
                        "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
@@ -425,14 +425,14 @@ static void test_unsupported_families_refused(void **state)
                        "gpt_bigcode gptj gpt_neox opt bloom falcon llama mistral qwen2 qwen3 "
                        "gemma gemma2 gemma3_text phi phi3 olmo olmo2 olmo3 starcoder2 mpt mixtral "
                        "qwen2_moe qwen3_moe deepseek_v2 deepseek_v3 kimi_k2 gpt_oss olmoe "
-                       "granite granitemoe granitemoeshared dbrx), got "
+                       "granite granitemoe granitemoeshared dbrx phimoe), got "
                        "\"megatron_gpt\" (not supported)");
     assert_parse_fails("{\"architectures\": [\"T5ForConditionalGeneration\"], \"d_model\": 512}",
                        "config.json: architectures: expected a family zerosim models (gpt2 "
                        "gpt_bigcode gptj gpt_neox opt bloom falcon llama mistral qwen2 qwen3 "
                        "gemma gemma2 gemma3_text phi phi3 olmo olmo2 olmo3 starcoder2 mpt mixtral "
                        "qwen2_moe qwen3_moe deepseek_v2 deepseek_v3 kimi_k2 gpt_oss olmoe "
-                       "granite granitemoe granitemoeshared dbrx), got "
+                       "granite granitemoe granitemoeshared dbrx phimoe), got "
                        "\"T5ForConditionalGeneration\" (not supported)");
 }
 
@@ -532,8 +532,8 @@ static void test_sliding_windows(void **state)
                        "strings, got an array of 1");
 }
 
-/* OLMoE, Granite and GraniteMoE (modeling_olmoe.py, modeling_granite.py,
- * modeling_granitemoe.py, modeling_granitemoeshared.py): each configuration class's defaults
+/* OLMoE, Granite, GraniteMoE and Phi-3.5-MoE (modeling_olmoe.py, modeling_granite.py,
+ * modeling_granitemoe.py, modeling_granitemoeshared.py, modeling_phimoe.py): each configuration class's defaults
  * where the file is silent, Granite's multipliers known but not modelled. */
 static void test_olmoe_and_granite(void **state)
 {
@@ -595,6 +595,20 @@ static void test_olmoe_and_granite(void **state)
     assert_int_equal(c.moe.n_experts, 32);
     assert_int_equal(c.moe.shared_ffn, 1024);
     assert_false(c.moe.has_shared_gate);
+    model_config_fini(&c);
+    /* Phi-3.5-MoE: PhimoeConfig's 16 experts, 2 per token, vocabulary 32064; LayerNorms
+     * with bias; the head's bias only with lm_head_bias */
+    parse_ok("{\"architectures\": [\"PhiMoEForCausalLM\"], \"hidden_size\": 4096, "
+             "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
+             "\"num_key_value_heads\": 8, \"intermediate_size\": 6400}",
+             &c);
+    assert_true(c.family == MODEL_FAMILY_PHIMOE);
+    assert_true(c.norm == NORM_AND_BIAS && !c.has_lm_head_bias && !c.has_qkv_bias);
+    assert_int_equal(c.moe.n_experts, 16);
+    assert_int_equal(c.moe.top_k, 2);
+    assert_int_equal(c.vocab, 32064);
+    assert_int_equal(c.max_seq, 131072);
+    assert_has(&c.defaults_used, "lm_head_bias = false (PhimoeConfig default)");
     model_config_fini(&c);
     assert_parse_fails("{\"model_type\": \"olmoe\", \"hidden_size\": 64, "
                        "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "

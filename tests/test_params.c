@@ -356,6 +356,35 @@ static void test_params_count_olmoe_granite_by_hand(void **state)
     model_config_fini(&cfg);
 }
 
+/* Phi-3.5-MoE by hand (modeling_phimoe.py): q, k, v, o with biases (attention_bias), two
+ * LayerNorms with bias, Mixtral's router of h x 16 and 16 experts of 3 x h x 6400, a final
+ * LayerNorm, an untied lm_head with its bias (lm_head_bias): 41,873,153,344, the hub
+ * safetensors' 41.873B as the Open LLM Leaderboard records it; Microsoft's card: 6.6B active. */
+static void test_params_count_phimoe_by_hand(void **state)
+{
+    (void)state;
+    static const char json[] =
+        "{\"architectures\": [\"PhiMoEForCausalLM\"], \"model_type\": \"phimoe\", "
+        "\"hidden_size\": 4096, \"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
+        "\"num_key_value_heads\": 8, \"intermediate_size\": 6400, \"num_local_experts\": 16, "
+        "\"num_experts_per_tok\": 2, \"vocab_size\": 32064, \"attention_bias\": true, "
+        "\"lm_head_bias\": true, \"tie_word_embeddings\": false, "
+        "\"input_jitter_noise\": 0.01, \"sliding_window\": 131072}";
+    ModelConfig cfg;
+    Err err = {0};
+    assert_int_equal(model_config_parse(&cfg, "phimoe", json, strlen(json), &err), 0);
+    ModelParams p;
+    params_count(&cfg, &p);
+    const uint64_t h = 4096, kv = 1024, v = 32064, expert = 3 * h * 6400;
+    const uint64_t attn = 2 * h * h + 2 * h * kv + 2 * h + 2 * kv, norms = 2 * 2 * h;
+    assert_int_equal(p.expert, expert);
+    assert_int_equal(p.total, 32 * (attn + norms + h * 16 + 16 * expert) + 2 * v * h + v + 2 * h);
+    assert_int_equal(p.total, 41873153344ull);
+    assert_int_equal(p.active, 32 * (attn + norms + h * 16 + 2 * expert) + 2 * v * h + v + 2 * h);
+    assert_true(fabs((double)p.active - 6.6e9) / 6.6e9 < 0.01);
+    model_config_fini(&cfg);
+}
+
 /* ------------------------------------------------------------ the corpus of real files */
 
 /* tests/inputs/real/config/: config.json files as published on the HuggingFace hub, copied
@@ -596,6 +625,7 @@ int main(void)
         cmocka_unit_test(test_params_count_each_family),
         cmocka_unit_test(test_params_count_bigcode_by_hand),
         cmocka_unit_test(test_params_count_olmoe_granite_by_hand),
+        cmocka_unit_test(test_params_count_phimoe_by_hand),
         cmocka_unit_test(test_params_real_configs_exact),
         cmocka_unit_test(test_params_moe_presets_total_and_active),
         cmocka_unit_test(test_params_deepseek_v3_modules),

@@ -173,6 +173,7 @@ static const struct {
     {"granitemoe", MODEL_FAMILY_GRANITE_MOE, "GraniteMoeConfig", read_llama},
     {"granitemoeshared", MODEL_FAMILY_GRANITE_MOE, "GraniteMoeSharedConfig", read_llama},
     {"dbrx", MODEL_FAMILY_DBRX, "DbrxConfig", read_dbrx},
+    {"phimoe", MODEL_FAMILY_PHIMOE, "PhimoeConfig", read_llama},
 };
 
 /* The model class names save_pretrained writes into architectures. */
@@ -196,7 +197,8 @@ static const struct {
     {"DeepseekV3ForCausalLM", "deepseek_v3"}, {"GptOssForCausalLM", "gpt_oss"},
     {"OlmoeForCausalLM", "olmoe"},       {"GraniteForCausalLM", "granite"},
     {"GraniteMoeForCausalLM", "granitemoe"}, {"GraniteMoeSharedForCausalLM", "granitemoeshared"},
-    {"DbrxForCausalLM", "dbrx"},
+    {"DbrxForCausalLM", "dbrx"},         {"PhimoeForCausalLM", "phimoe"},
+    {"PhiMoEForCausalLM", "phimoe"}, /* the hub's remote-code class name */
 };
 
 /* Families zerosim knows it cannot model, and why. */
@@ -239,7 +241,6 @@ static const struct {
     {"blip-2", "vision-language BLIP-2"},
     {"llama4", "vision-language mixture-of-experts Llama 4"},
     {"granitemoehybrid", "hybrid state-space / mixture-of-experts Granite 4.0"},
-    {"phimoe", "mixture-of-experts Phi-3.5-MoE"},
     {"jamba", "hybrid state-space / mixture-of-experts Jamba"},
     {"mamba", "state-space Mamba"},
     {"mamba2", "state-space Mamba-2"},
@@ -263,6 +264,7 @@ static const char *const family_names[] = {
     [MODEL_FAMILY_DEEPSEEK] = "DeepSeek", [MODEL_FAMILY_GPT_OSS] = "gpt-oss",
     [MODEL_FAMILY_OLMOE] = "OLMoE",      [MODEL_FAMILY_GRANITE] = "Granite",
     [MODEL_FAMILY_GRANITE_MOE] = "GraniteMoE", [MODEL_FAMILY_DBRX] = "DBRX",
+    [MODEL_FAMILY_PHIMOE] = "Phi-3.5-MoE",
 };
 
 static bool is_moe_family(ModelFamily f)
@@ -270,7 +272,7 @@ static bool is_moe_family(ModelFamily f)
     return f == MODEL_FAMILY_MIXTRAL || f == MODEL_FAMILY_QWEN2_MOE ||
            f == MODEL_FAMILY_QWEN3_MOE || f == MODEL_FAMILY_DEEPSEEK ||
            f == MODEL_FAMILY_GPT_OSS || f == MODEL_FAMILY_OLMOE || f == MODEL_FAMILY_GRANITE_MOE ||
-           f == MODEL_FAMILY_DBRX;
+           f == MODEL_FAMILY_DBRX || f == MODEL_FAMILY_PHIMOE;
 }
 
 bool model_config_has_dropout(const ModelConfig *cfg)
@@ -681,7 +683,8 @@ static int read_llama(Reader *r)
                          is_qwen_moe;
     const bool is_mixtral = c->family == MODEL_FAMILY_MIXTRAL;
     const bool is_granite_moe = c->family == MODEL_FAMILY_GRANITE_MOE;
-    const bool is_mistral = strcmp(c->model_type, "mistral") == 0 || is_mixtral;
+    const bool is_phimoe = c->family == MODEL_FAMILY_PHIMOE;
+    const bool is_mistral = strcmp(c->model_type, "mistral") == 0 || is_mixtral || is_phimoe;
     if (need_u64(r, "hidden_size", NULL, MAX_WIDTH, &c->hidden) ||
         need_u64(r, "num_hidden_layers", NULL, MAX_LAYERS, &c->n_layers) ||
         need_u64(r, "num_attention_heads", NULL, MAX_WIDTH, &c->n_heads) ||
@@ -693,7 +696,8 @@ static int read_llama(Reader *r)
     if (opt_u64(r, "num_key_value_heads", NULL, MAX_WIDTH, c->n_heads, why, &c->n_kv_heads) ||
         opt_u64(r, "max_position_embeddings", NULL, MAX_SEQ,
                 is_qwen ? 32768 : is_mistral ? 131072 : 2048, NULL, &c->max_seq) ||
-        opt_u64(r, "vocab_size", NULL, MAX_VOCAB, is_qwen ? 151936 : 32000, NULL, &c->vocab) ||
+        opt_u64(r, "vocab_size", NULL, MAX_VOCAB, is_qwen ? 151936 : is_phimoe ? 32064 : 32000,
+                NULL, &c->vocab) ||
         opt_bool(r, "tie_word_embeddings", false, false, &c->is_tied) ||
         opt_bool(r, "attention_bias", false, true, &attn_bias) ||
         opt_bool(r, "mlp_bias", false, true, &mlp_bias))
@@ -707,11 +711,20 @@ static int read_llama(Reader *r)
     c->has_mlp_bias = mlp_bias;
     if (c->family == MODEL_FAMILY_QWEN3 || c->family == MODEL_FAMILY_QWEN3_MOE)
         c->qk_norm = QK_NORM_PER_HEAD;
-    if (is_mixtral) {
+    if (is_phimoe) {
+        /* PhimoeDecoderLayer (modeling_phimoe.py): LayerNorm with bias for input_layernorm,
+         * post_attention_layernorm and the final norm; lm_head a Linear with bias when
+         * lm_head_bias; Mixtral's sparse block (sparsemixer routing, the same shapes) */
+        c->norm = NORM_AND_BIAS;
+        if (opt_bool(r, "lm_head_bias", false, false, &c->has_lm_head_bias))
+            return -1;
+    }
+    if (is_mixtral || is_phimoe) {
         /* MixtralSparseMoeBlock (modeling_mixtral.py): a router of h x n and n experts of
          * intermediate_size (w1, w3, w2) in every layer */
         MoeShape *m = &c->moe;
-        if (opt_u64(r, "num_local_experts", NULL, 1u << 16, 8, NULL, &m->n_experts) ||
+        if (opt_u64(r, "num_local_experts", NULL, 1u << 16, is_phimoe ? 16 : 8, NULL,
+                    &m->n_experts) ||
             opt_u64(r, "num_experts_per_tok", NULL, 1u << 16, 2, NULL, &m->top_k))
             return -1;
         m->expert_ffn = c->ffn_hidden;
@@ -1294,7 +1307,7 @@ static int check_keys(Reader *r)
                            "%s: %s: expected no mixture-of-experts key in a %s config (its "
                            "modeling file builds one dense MLP per layer), got \"%s\" (give the "
                            "MoE family's model_type: mixtral, qwen2_moe, qwen3_moe, "
-                           "deepseek_v2, deepseek_v3, gpt_oss, olmoe, granitemoe, dbrx)",
+                           "deepseek_v2, deepseek_v3, gpt_oss, olmoe, granitemoe, dbrx, phimoe)",
                            r->at.file, jsonfile_key_path(r->at, key, path, sizeof path),
                            family_names[r->cfg->family], key);
         }

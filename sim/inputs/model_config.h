@@ -63,6 +63,7 @@ typedef enum ModelFamily {
     MODEL_FAMILY_GRANITE,    /* Granite 3: Llama with scalar multipliers (no shape change) */
     MODEL_FAMILY_GRANITE_MOE, /* GraniteMoE / GraniteMoeShared: Granite with routed experts */
     MODEL_FAMILY_DBRX,       /* DBRX: fused Wqkv, LayerNorm without bias, 16 experts, untied */
+    MODEL_FAMILY_PHIMOE,     /* Phi-3.5-MoE: Mixtral with LayerNorm, attention and head biases */
 } ModelFamily;
 
 /* The mixture-of-experts block of a MoE family (all zero for a dense model). */

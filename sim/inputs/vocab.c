@@ -375,6 +375,7 @@ const char *const vocab_hf_metadata[] = {
     "router_aux_loss_coef",
     "output_router_logits",
     "router_jitter_noise",
+    "input_jitter_noise", /* Phi-3.5-MoE: a multiplicative noise on the router's input */
     "norm_topk_prob",
     "routed_scaling_factor",
     "scoring_func",
