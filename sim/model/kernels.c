@@ -376,19 +376,11 @@ bool kernels_is_rmsnorm_family(const ModelConfig *cfg)
 bool kernels_liger_patches(const ModelConfig *cfg)
 {
     switch (cfg->family) {
-    case MODEL_FAMILY_LLAMA:
-    case MODEL_FAMILY_QWEN2:
-    case MODEL_FAMILY_QWEN3:
-    case MODEL_FAMILY_GEMMA:
-    case MODEL_FAMILY_GEMMA2:
-    case MODEL_FAMILY_GEMMA3:
-    case MODEL_FAMILY_PHI3:
-    case MODEL_FAMILY_OLMO2:
-    case MODEL_FAMILY_GPT_OSS:
-    case MODEL_FAMILY_MIXTRAL:
-    case MODEL_FAMILY_QWEN3_MOE:
-    case MODEL_FAMILY_GRANITE: return true;
-    default: return false;
+    case MODEL_FAMILY_QWEN2_MOE:
+    case MODEL_FAMILY_DEEPSEEK:
+    case MODEL_FAMILY_OLMOE:
+    case MODEL_FAMILY_GRANITE_MOE: return false;
+    default: return kernels_is_rmsnorm_family(cfg);
     }
 }
 

@@ -177,8 +177,8 @@ bool kernels_is_rmsnorm_family(const ModelConfig *cfg);
 
 /* The families Liger-Kernel patches (--elementwise liger): those of its
  * MODEL_TYPE_TO_APPLY_LIGER_FN (liger_kernel/transformers/monkey_patch.py) whose RMSNorm,
- * rotary embedding and SwiGLU it replaces. Qwen2-MoE, OLMoE, GraniteMoE and DeepSeek-V2 have
- * no entry there. */
+ * rotary embedding and SwiGLU it replaces: the RMSNorm families but Qwen2-MoE, OLMoE and
+ * GraniteMoE and DeepSeek, which the release read (ead96b61) does not list. */
 bool kernels_liger_patches(const ModelConfig *cfg);
 
 /* Tokens per chunk of Liger's fused linear cross-entropy over t tokens, vocabulary v,
