@@ -188,8 +188,8 @@ static void test_grid_parse_errors(void **state)
     assert_error("{\"models\": [\"gpt2\"], \"configs\": [\"zero2\"], "
                  "\"platforms\": [\"workstation-2x-titan-rtx\"]}",
                  "g.json: models[0]: model \"gpt2\": expected a .json path or a shipped name "
-                 "(dbrx, deepseek-v3, gpt-10t, gpt-1t, gpt-neox-20b, gpt-oss-120b, gpt-oss-20b, "
-                 "gpt2-1.5b, gpt3-175b, kimi-k2, "
+                 "(dbrx, deepseek-v3, glm-4.5-air, gpt-10t, gpt-1t, gpt-neox-20b, gpt-oss-120b, "
+                 "gpt-oss-20b, gpt2-1.5b, gpt3-175b, kimi-k2, "
                  "llama-2-13b, llama-2-70b, llama-2-7b, llama-3-405b, llama-3-70b, llama-3-8b, "
                  "megatron-8.3b, mistral-7b, mixtral-8x7b, mpt-70b, mpt-7b, mt-nlg-530b, "
                  "qwen3-30b-a3b, turing-nlg-17b), "

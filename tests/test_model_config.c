@@ -403,7 +403,7 @@ static void test_unsupported_families_refused(void **state)
                        "Llama config (its modeling file builds one dense MLP per layer), got "
                        "\"num_local_experts\" (give the MoE family's model_type: mixtral, "
                        "qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, gpt_oss, olmoe, "
-                       "granitemoe, dbrx, phimoe)");
+                       "granitemoe, dbrx, phimoe, glm4_moe)");
     /* a router zerosim does not model changes the architecture: refused naming the key */
     assert_parse_fails("{\"model_type\": \"deepseek_v3\", \"hidden_size\": 64, "
                        "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
@@ -425,14 +425,14 @@ static void test_unsupported_families_refused(void **state)
                        "gpt_bigcode gptj gpt_neox opt bloom falcon llama mistral qwen2 qwen3 "
                        "gemma gemma2 gemma3_text phi phi3 olmo olmo2 olmo3 starcoder2 mpt mixtral "
                        "qwen2_moe qwen3_moe deepseek_v2 deepseek_v3 kimi_k2 gpt_oss olmoe "
-                       "granite granitemoe granitemoeshared dbrx phimoe), got "
+                       "granite granitemoe granitemoeshared dbrx phimoe glm4_moe), got "
                        "\"megatron_gpt\" (not supported)");
     assert_parse_fails("{\"architectures\": [\"T5ForConditionalGeneration\"], \"d_model\": 512}",
                        "config.json: architectures: expected a family zerosim models (gpt2 "
                        "gpt_bigcode gptj gpt_neox opt bloom falcon llama mistral qwen2 qwen3 "
                        "gemma gemma2 gemma3_text phi phi3 olmo olmo2 olmo3 starcoder2 mpt mixtral "
                        "qwen2_moe qwen3_moe deepseek_v2 deepseek_v3 kimi_k2 gpt_oss olmoe "
-                       "granite granitemoe granitemoeshared dbrx phimoe), got "
+                       "granite granitemoe granitemoeshared dbrx phimoe glm4_moe), got "
                        "\"T5ForConditionalGeneration\" (not supported)");
 }
 
@@ -665,6 +665,49 @@ static void test_dbrx(void **state)
                        "\"n_layers\": 2, \"tie_word_embeddings\": true}",
                        "config.json: tie_word_embeddings: expected false (DbrxConfig raises "
                        "\"tie_word_embeddings is not supported for DBRX models\"), got true");
+}
+
+/* GLM-4.5 (glm4_moe): Glm4MoeConfig's defaults (GLM-4.5-Air's shape) where the file is
+ * silent; q/k/v biases and per-head q/k norms only when the file turns them on; one expert
+ * group limits no routing, so n_group 1 is no assumption. */
+static void test_glm4_moe(void **state)
+{
+    (void)state;
+    ModelConfig c;
+    parse_ok("{\"model_type\": \"glm4_moe\", \"hidden_size\": 4096, "
+             "\"num_hidden_layers\": 46, \"num_attention_heads\": 96, \"head_dim\": 128, "
+             "\"n_group\": 1, \"topk_group\": 1}",
+             &c);
+    assert_true(c.family == MODEL_FAMILY_GLM4_MOE);
+    assert_int_equal(c.head_dim, 128);
+    assert_int_equal(c.n_kv_heads, 8);
+    assert_int_equal(c.moe.n_experts, 128);
+    assert_int_equal(c.moe.top_k, 8);
+    assert_int_equal(c.moe.expert_ffn, 1408);
+    assert_int_equal(c.moe.shared_ffn, 1408);
+    assert_int_equal(c.moe.n_moe_layers, 45);
+    assert_true(c.moe.has_router_bias);
+    assert_false(c.has_qkv_bias || c.has_out_bias || c.is_tied);
+    assert_true(c.qk_norm == QK_NORM_NONE);
+    assert_int_equal(c.not_modelled.n_items, 0);
+    assert_has(&c.defaults_used, "attention_bias = false (Glm4MoeConfig default)");
+    model_config_fini(&c);
+    /* GLM-4.5's own switches: biases on q, k and v only, per-head norms, three dense layers */
+    parse_ok("{\"architectures\": [\"Glm4MoeForCausalLM\"], \"hidden_size\": 5120, "
+             "\"num_hidden_layers\": 92, \"num_attention_heads\": 96, \"head_dim\": 128, "
+             "\"intermediate_size\": 12288, \"moe_intermediate_size\": 1536, "
+             "\"n_routed_experts\": 160, \"first_k_dense_replace\": 3, "
+             "\"attention_bias\": true, \"use_qk_norm\": true, "
+             "\"num_nextn_predict_layers\": 1, \"n_group\": 8, \"topk_group\": 4}",
+             &c);
+    assert_true(c.has_qkv_bias && !c.has_out_bias);
+    assert_true(c.qk_norm == QK_NORM_PER_HEAD);
+    assert_int_equal(c.moe.n_moe_layers, 89);
+    assert_has(&c.not_modelled, "num_nextn_predict_layers = 1 (the result counts and trains the "
+                                "model Glm4MoeForCausalLM builds, without the "
+                                "multi-token-prediction layer)");
+    assert_int_equal(c.not_modelled.n_items, 3); /* and n_group, topk_group */
+    model_config_fini(&c);
 }
 
 /* gpt-oss: GptOssConfig's defaults (the 120b's) where the file is silent; biased attention
@@ -908,6 +951,7 @@ int main(void)
         cmocka_unit_test(test_unknown_keys_are_warnings),
         cmocka_unit_test(test_olmoe_and_granite),
         cmocka_unit_test(test_dbrx),
+        cmocka_unit_test(test_glm4_moe),
         cmocka_unit_test(test_gpt_oss),
         cmocka_unit_test(test_sliding_windows),
         cmocka_unit_test(test_no_shape_keys),

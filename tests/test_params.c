@@ -537,6 +537,13 @@ static const MoeCount moe_counts[] = {
      * + 16 experts x 3 x 6144 x 10752) + 2 x 100352 x 6144 + 6144; the hub safetensors'
      * 131.597B (Open LLM Leaderboard), Databricks: 132B total, 36B active */
     {"dbrx", 131596523520ull, 36469708800ull, 131.597e9, 0.0005 / 131.597, 36e9},
+    /* GLM-4.5-Air: 46 x attention 109,066,240 (q 4096 x 12288 and k, v 4096 x 1024, with
+     * biases; o 12288 x 4096) + norms 8,192; 1 dense MLP 134,479,872; 45 x (router 524,288
+     * + bias 128 + shared expert 17,301,504 + 128 experts x 17,301,504) + 2 x 151552 x 4096
+     * + 4096. Z.ai: "106 billion total parameters and 12 billion active", both without the
+     * MTP layer Glm4MoeForCausalLM does not build; the active headline leaves out the
+     * embedding and the head (1,241,513,984 together), which the headline here adds */
+    {"glm-4.5-air", 106852251264ull, 13424129664ull, 106e9, 1.0 / 106, 12e9 + 1241513984.0},
 };
 
 static void test_params_moe_presets_total_and_active(void **state)

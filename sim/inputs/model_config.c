@@ -131,6 +131,7 @@ static int read_mpt(Reader *r);
 static int read_deepseek(Reader *r);
 static int read_gpt_oss(Reader *r);
 static int read_dbrx(Reader *r);
+static int read_glm4_moe(Reader *r);
 
 static const struct {
     const char *model_type;
@@ -174,6 +175,7 @@ static const struct {
     {"granitemoeshared", MODEL_FAMILY_GRANITE_MOE, "GraniteMoeSharedConfig", read_llama},
     {"dbrx", MODEL_FAMILY_DBRX, "DbrxConfig", read_dbrx},
     {"phimoe", MODEL_FAMILY_PHIMOE, "PhimoeConfig", read_llama},
+    {"glm4_moe", MODEL_FAMILY_GLM4_MOE, "Glm4MoeConfig", read_glm4_moe},
 };
 
 /* The model class names save_pretrained writes into architectures. */
@@ -199,6 +201,7 @@ static const struct {
     {"GraniteMoeForCausalLM", "granitemoe"}, {"GraniteMoeSharedForCausalLM", "granitemoeshared"},
     {"DbrxForCausalLM", "dbrx"},         {"PhimoeForCausalLM", "phimoe"},
     {"PhiMoEForCausalLM", "phimoe"}, /* the hub's remote-code class name */
+    {"Glm4MoeForCausalLM", "glm4_moe"},
 };
 
 /* Families zerosim knows it cannot model, and why. */
@@ -264,7 +267,7 @@ static const char *const family_names[] = {
     [MODEL_FAMILY_DEEPSEEK] = "DeepSeek", [MODEL_FAMILY_GPT_OSS] = "gpt-oss",
     [MODEL_FAMILY_OLMOE] = "OLMoE",      [MODEL_FAMILY_GRANITE] = "Granite",
     [MODEL_FAMILY_GRANITE_MOE] = "GraniteMoE", [MODEL_FAMILY_DBRX] = "DBRX",
-    [MODEL_FAMILY_PHIMOE] = "Phi-3.5-MoE",
+    [MODEL_FAMILY_PHIMOE] = "Phi-3.5-MoE", [MODEL_FAMILY_GLM4_MOE] = "GLM-4.5",
 };
 
 static bool is_moe_family(ModelFamily f)
@@ -272,7 +275,8 @@ static bool is_moe_family(ModelFamily f)
     return f == MODEL_FAMILY_MIXTRAL || f == MODEL_FAMILY_QWEN2_MOE ||
            f == MODEL_FAMILY_QWEN3_MOE || f == MODEL_FAMILY_DEEPSEEK ||
            f == MODEL_FAMILY_GPT_OSS || f == MODEL_FAMILY_OLMOE || f == MODEL_FAMILY_GRANITE_MOE ||
-           f == MODEL_FAMILY_DBRX || f == MODEL_FAMILY_PHIMOE;
+           f == MODEL_FAMILY_DBRX || f == MODEL_FAMILY_PHIMOE ||
+           f == MODEL_FAMILY_GLM4_MOE;
 }
 
 bool model_config_has_dropout(const ModelConfig *cfg)
@@ -939,6 +943,59 @@ static int read_starcoder2(Reader *r)
     return read_sliding(r, 0, 1);
 }
 
+/* GLM-4.5 and GLM-4.5-Air (modeling_glm4_moe.py): grouped-query attention of head_dim 128
+ * (num_attention_heads x head_dim may exceed h) with q, k, v biases under attention_bias and
+ * none on o_proj, per-head q_norm and k_norm under use_qk_norm; the layers below
+ * first_k_dense_replace a dense SwiGLU MLP of intermediate_size, the others Glm4MoeMoE:
+ * DeepSeek-V3's sigmoid router with its e_score_correction_bias of n_routed_experts, the
+ * routed experts and n_shared_experts shared ones, of moe_intermediate_size; RMSNorm as
+ * Llama's; untied. The multi-token-prediction layer of the checkpoints
+ * (num_nextn_predict_layers) is not built by Glm4MoeForCausalLM, which drops its weights on
+ * load. Defaults are Glm4MoeConfig's (GLM-4.5-Air's shape, attention_bias false). */
+static int read_glm4_moe(Reader *r)
+{
+    ModelConfig *c = r->cfg;
+    MoeShape *m = &c->moe;
+    uint64_t n_shared = 0, n_mtp = 0;
+    bool attn_bias = false, qk_norm = false;
+    if (need_u64(r, "hidden_size", NULL, MAX_WIDTH, &c->hidden) ||
+        need_u64(r, "num_hidden_layers", NULL, MAX_LAYERS, &c->n_layers) ||
+        need_u64(r, "num_attention_heads", NULL, MAX_WIDTH, &c->n_heads) ||
+        opt_u64(r, "num_key_value_heads", NULL, MAX_WIDTH, 8, NULL, &c->n_kv_heads) ||
+        opt_u64(r, "intermediate_size", NULL, MAX_WIDTH * 4ull, 10944, NULL, &c->ffn_hidden) ||
+        opt_u64(r, "moe_intermediate_size", NULL, MAX_WIDTH * 4ull, 1408, NULL,
+                &m->expert_ffn) ||
+        opt_u64(r, "n_routed_experts", NULL, 1u << 16, 128, NULL, &m->n_experts) ||
+        opt_u64(r, "num_experts_per_tok", NULL, 1u << 16, 8, NULL, &m->top_k) ||
+        opt_u64(r, "n_shared_experts", NULL, 1u << 16, 1, NULL, &n_shared) ||
+        opt_u64(r, "first_k_dense_replace", NULL, MAX_LAYERS, 1, NULL, &m->first_layer) ||
+        opt_u64(r, "max_position_embeddings", NULL, MAX_SEQ, 131072, NULL, &c->max_seq) ||
+        opt_u64(r, "vocab_size", NULL, MAX_VOCAB, 151552, NULL, &c->vocab) ||
+        opt_bool(r, "tie_word_embeddings", false, true, &c->is_tied) ||
+        opt_bool(r, "attention_bias", false, false, &attn_bias) ||
+        opt_bool(r, "use_qk_norm", false, false, &qk_norm))
+        return -1;
+    layout_default(c);
+    mark(r, "num_nextn_predict_layers");
+    if (jsonfile_get_u64(r->root, "num_nextn_predict_layers", r->at, 0, MAX_LAYERS, &n_mtp,
+                         r->err) < 0)
+        return -1;
+    if (n_mtp > 0)
+        strlist_addf(&c->not_modelled,
+                     "num_nextn_predict_layers = %llu (the result counts and trains the model "
+                     "Glm4MoeForCausalLM builds, without the multi-token-prediction layer)",
+                     (unsigned long long)n_mtp);
+    c->is_gated_mlp = true;
+    c->has_qkv_bias = attn_bias;
+    c->qk_norm = qk_norm ? QK_NORM_PER_HEAD : QK_NORM_NONE;
+    m->has_router_bias = true;
+    m->shared_ffn = n_shared * m->expert_ffn;
+    m->step = 1;
+    m->phase = 0;
+    count_moe_layers(c);
+    return 0;
+}
+
 /* One of DBRX's sub-configurations (DbrxAttentionConfig, DbrxFFNConfig): an object whose keys
  * the class checks itself (it raises on any other), read with its own defaults. */
 static int dbrx_section(Reader *r, const char *key, const char *cls,
@@ -1307,10 +1364,16 @@ static int check_keys(Reader *r)
                            "%s: %s: expected no mixture-of-experts key in a %s config (its "
                            "modeling file builds one dense MLP per layer), got \"%s\" (give the "
                            "MoE family's model_type: mixtral, qwen2_moe, qwen3_moe, "
-                           "deepseek_v2, deepseek_v3, gpt_oss, olmoe, granitemoe, dbrx, phimoe)",
+                           "deepseek_v2, deepseek_v3, gpt_oss, olmoe, granitemoe, dbrx, phimoe, "
+                           "glm4_moe)",
                            r->at.file, jsonfile_key_path(r->at, key, path, sizeof path),
                            family_names[r->cfg->family], key);
         }
+        /* one expert group (GLM-4.5's n_group 1) limits nothing */
+        const cJSON *groups = value_of(r->root, "n_group");
+        if ((strcmp(key, "n_group") == 0 || strcmp(key, "topk_group") == 0) &&
+            cJSON_IsNumber(groups) && groups->valuedouble <= 1.0)
+            continue;
         const char *assumed = vocab_hf_assumption(key);
         if (assumed != NULL) {
             strlist_addf(&r->cfg->not_modelled, "%s (%s)", key, assumed);

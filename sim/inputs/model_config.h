@@ -64,6 +64,7 @@ typedef enum ModelFamily {
     MODEL_FAMILY_GRANITE_MOE, /* GraniteMoE / GraniteMoeShared: Granite with routed experts */
     MODEL_FAMILY_DBRX,       /* DBRX: fused Wqkv, LayerNorm without bias, 16 experts, untied */
     MODEL_FAMILY_PHIMOE,     /* Phi-3.5-MoE: Mixtral with LayerNorm, attention and head biases */
+    MODEL_FAMILY_GLM4_MOE,   /* GLM-4.5: GQA with q/k/v biases, DeepSeek-V3's routed experts */
 } ModelFamily;
 
 /* The mixture-of-experts block of a MoE family (all zero for a dense model). */

@@ -368,7 +368,8 @@ bool kernels_is_rmsnorm_family(const ModelConfig *cfg)
     case MODEL_FAMILY_DEEPSEEK:
     case MODEL_FAMILY_OLMOE:
     case MODEL_FAMILY_GRANITE:
-    case MODEL_FAMILY_GRANITE_MOE: return true;
+    case MODEL_FAMILY_GRANITE_MOE:
+    case MODEL_FAMILY_GLM4_MOE: return true;
     default: return false;
     }
 }
@@ -379,7 +380,8 @@ bool kernels_liger_patches(const ModelConfig *cfg)
     case MODEL_FAMILY_QWEN2_MOE:
     case MODEL_FAMILY_DEEPSEEK:
     case MODEL_FAMILY_OLMOE:
-    case MODEL_FAMILY_GRANITE_MOE: return false;
+    case MODEL_FAMILY_GRANITE_MOE:
+    case MODEL_FAMILY_GLM4_MOE: return false;
     default: return kernels_is_rmsnorm_family(cfg);
     }
 }
