@@ -943,6 +943,24 @@ static int read_starcoder2(Reader *r)
     return read_sliding(r, 0, 1);
 }
 
+/* The multi-token-prediction layers a DeepSeek-V3 or GLM-4.5 checkpoint carries
+ * (num_nextn_predict_layers): the CausalLM class `cls` does not build them, so they are
+ * neither counted nor trained, and a warning says so. */
+static int read_mtp_layers(Reader *r, const char *cls, const char *what)
+{
+    uint64_t n_mtp = 0;
+    mark(r, "num_nextn_predict_layers");
+    if (jsonfile_get_u64(r->root, "num_nextn_predict_layers", r->at, 0, MAX_LAYERS, &n_mtp,
+                         r->err) < 0)
+        return -1;
+    if (n_mtp > 0)
+        strlist_addf(&r->cfg->not_modelled,
+                     "num_nextn_predict_layers = %llu (the result counts and trains the model "
+                     "%s builds, without the multi-token-prediction %s)",
+                     (unsigned long long)n_mtp, cls, what);
+    return 0;
+}
+
 /* GLM-4.5 and GLM-4.5-Air (modeling_glm4_moe.py): grouped-query attention of head_dim 128
  * (num_attention_heads x head_dim may exceed h) with q, k, v biases under attention_bias and
  * none on o_proj, per-head q_norm and k_norm under use_qk_norm; the layers below
@@ -956,7 +974,7 @@ static int read_glm4_moe(Reader *r)
 {
     ModelConfig *c = r->cfg;
     MoeShape *m = &c->moe;
-    uint64_t n_shared = 0, n_mtp = 0;
+    uint64_t n_shared = 0;
     bool attn_bias = false, qk_norm = false;
     if (need_u64(r, "hidden_size", NULL, MAX_WIDTH, &c->hidden) ||
         need_u64(r, "num_hidden_layers", NULL, MAX_LAYERS, &c->n_layers) ||
@@ -976,15 +994,8 @@ static int read_glm4_moe(Reader *r)
         opt_bool(r, "use_qk_norm", false, false, &qk_norm))
         return -1;
     layout_default(c);
-    mark(r, "num_nextn_predict_layers");
-    if (jsonfile_get_u64(r->root, "num_nextn_predict_layers", r->at, 0, MAX_LAYERS, &n_mtp,
-                         r->err) < 0)
+    if (read_mtp_layers(r, "Glm4MoeForCausalLM", "layer"))
         return -1;
-    if (n_mtp > 0)
-        strlist_addf(&c->not_modelled,
-                     "num_nextn_predict_layers = %llu (the result counts and trains the model "
-                     "Glm4MoeForCausalLM builds, without the multi-token-prediction layer)",
-                     (unsigned long long)n_mtp);
     c->is_gated_mlp = true;
     c->has_qkv_bias = attn_bias;
     c->qk_norm = qk_norm ? QK_NORM_PER_HEAD : QK_NORM_NONE;
@@ -1109,7 +1120,7 @@ static int read_deepseek(Reader *r)
     MoeShape *m = &c->moe;
     MlaShape *a = &c->mla;
     const bool is_v2 = strcmp(c->model_type, "deepseek_v2") == 0;
-    uint64_t n_shared = 0, freq = 1, n_mtp = 0;
+    uint64_t n_shared = 0, freq = 1;
     bool attn_bias = false;
     if (need_u64(r, "hidden_size", NULL, MAX_WIDTH, &c->hidden) ||
         need_u64(r, "num_hidden_layers", NULL, MAX_LAYERS, &c->n_layers) ||
@@ -1158,16 +1169,8 @@ static int read_deepseek(Reader *r)
                        "\"%s\" (a router zerosim does not model)",
                        r->at.file, jsonfile_key_path(r->at, "topk_method", path, sizeof path),
                        method);
-    mark(r, "num_nextn_predict_layers");
-    if (jsonfile_get_u64(r->root, "num_nextn_predict_layers", r->at, 0, MAX_LAYERS, &n_mtp,
-                         r->err) < 0)
+    if (read_mtp_layers(r, "DeepseekV3ForCausalLM", "modules"))
         return -1;
-    if (n_mtp > 0)
-        strlist_addf(&c->not_modelled,
-                     "num_nextn_predict_layers = %llu (the result counts and trains the model "
-                     "DeepseekV3ForCausalLM builds, without the multi-token-prediction "
-                     "modules)",
-                     (unsigned long long)n_mtp);
     mark(r, "num_key_value_heads"); /* MLA: every head has its own k and v */
     layout_default(c);
     c->n_kv_heads = c->n_heads;
