@@ -806,6 +806,40 @@ static void test_kernels_layer_llama_family(void **state)
     assert_true(b.recompute_op.n_kernels == b.fwd.n_kernels - 4 - 1);
 }
 
+/* Sliding windows under FlashAttention: the toy MPT layer as Llama with 4 layers, 2 of them
+ * sliding over 256 keys, at 1280 tokens. A full causal layer does 4 x 10 x 128 x 1280^2 / 2
+ * = 4.194304e9 FLOPs forward; a sliding one 4 x 10 x 128 x (1280 x 256 - 256^2 / 2) =
+ * 1.50994944e9 (query i meets min(i + 1, 256) keys); at the toy's flat 50 TFLOP/s the
+ * per-layer mean is (2 x 83.886 + 2 x 30.199) / 4 = 57.043 us forward and 2.5x that
+ * backward. Unfused attention multiplies the whole masked s x s: no saving. */
+static void test_kernels_sliding_window_attention(void **state)
+{
+    (void)state;
+    KernelGpu g = fixture_toy_gpu();
+    ModelConfig cfg = fixture_mpt_layer();
+    cfg.family = MODEL_FAMILY_LLAMA;
+    cfg.is_gated_mlp = true;
+    cfg.n_layers = 4;
+    RunSetup s = {.seq_len = 1280, .micro_batch = 1, .is_flash_attention = true, .act_bytes = 2};
+    LayerKernels full, sliding;
+    kernels_layer(&cfg, &s, &g, &full);
+    cfg.sliding_window = 256;
+    cfg.n_sliding_layers = 2;
+    kernels_layer(&cfg, &s, &g, &sliding);
+    const double whole = 4.0 * 1280 * 1280 * 1280 * 0.5, window = 4.0 * 1280 * (1280 * 256 -
+                                                                               0.5 * 256 * 256);
+    assert_rel(full.attn_core.attention_s, whole / 50e12, 1e-12);
+    assert_rel(sliding.attn_core.attention_s, (2 * whole + 2 * window) / 4 / 50e12, 1e-12);
+    assert_rel(sliding.attn_core.attention_s, 57.043e-6, 1e-4);
+    assert_rel(sliding.bwd.attention_s - full.bwd.attention_s,
+               2.5 * (sliding.attn_core.attention_s - full.attn_core.attention_s), 1e-9);
+    /* a window as long as the sequence changes nothing */
+    cfg.sliding_window = 1280;
+    LayerKernels same;
+    kernels_layer(&cfg, &s, &g, &same);
+    assert_true(same.attn_core.attention_s == full.attn_core.attention_s);
+}
+
 /* Autocast's casts of FSDP's fp32 parameters on the toy MPT layer of the test above (fused
  * QKV h x 3h, out h x h, up h x f, down f x h, no biases; tied V x h embedding): each of the
  * four weights is one kernel reading 4 and writing 2 bytes per element, 6 bytes in all:
@@ -869,6 +903,7 @@ int main(void)
         cmocka_unit_test(test_kernels_layer_gpt2_eager_elementwise),
         cmocka_unit_test(test_kernels_layer_llama_family),
         cmocka_unit_test(test_kernels_weight_casts_by_hand),
+        cmocka_unit_test(test_kernels_sliding_window_attention),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

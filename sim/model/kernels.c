@@ -449,10 +449,28 @@ static void attention_core(LayerKernels *o, const ModelConfig *cfg, const RunSet
         const double flops = 4.0 * b * seq * seq * a * d * 0.5; /* causal */
         /* each pass at the published rate of its kernel, head dimension and length */
         const PlatformFlashKernel kernel = s->flash_kernel;
-        core->attention_s += kernels_attention_s(g, kernel, PLATFORM_FLASH_FWD, d, seq, flops);
-        core->n_kernels += 1.0;
-        o->bwd.attention_s +=
+        double fwd = kernels_attention_s(g, kernel, PLATFORM_FLASH_FWD, d, seq, flops);
+        double bwd =
             kernels_attention_s(g, kernel, PLATFORM_FLASH_BWD, d, seq, FLASH_BWD_FACTOR * flops);
+        /* A sliding-window layer (window_size in flash-attn >= 2.3, which HF's flash path
+         * passes) skips the key blocks outside its window: query i meets min(i + 1, w) keys,
+         * s w - w^2 / 2 pairs per head, at the causal rate of length 2w, whose rows average
+         * w keys as the window's do. The figure is the mean over the layers, as in flops.c,
+         * so the sum over layers is exact. */
+        const double w = (double)cfg->sliding_window, n_layers = (double)cfg->n_layers;
+        if (cfg->n_sliding_layers > 0 && w > 0 && w < seq) {
+            const double n_sw = (double)cfg->n_sliding_layers;
+            const double sw_flops = 4.0 * b * a * d * (seq * w - 0.5 * w * w);
+            const double sw_fwd =
+                kernels_attention_s(g, kernel, PLATFORM_FLASH_FWD, d, 2.0 * w, sw_flops);
+            const double sw_bwd = kernels_attention_s(g, kernel, PLATFORM_FLASH_BWD, d, 2.0 * w,
+                                                      FLASH_BWD_FACTOR * sw_flops);
+            fwd = ((n_layers - n_sw) * fwd + n_sw * sw_fwd) / n_layers;
+            bwd = ((n_layers - n_sw) * bwd + n_sw * sw_bwd) / n_layers;
+        }
+        core->attention_s += fwd;
+        core->n_kernels += 1.0;
+        o->bwd.attention_s += bwd;
         o->bwd.n_kernels += 2.0; /* the dO.O row sums, then the main backward kernel */
     } else {
         /* Fused: Megatron's scale-mask-softmax, one kernel reading and writing the scores
