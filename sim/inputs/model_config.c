@@ -312,6 +312,24 @@ static void count_moe_layers(ModelConfig *c)
         c->moe.n_moe_layers += model_config_is_moe_layer(c, i);
 }
 
+/* Routed experts in every layer, each of the model's intermediate width (Mixtral's
+ * MixtralSparseMoeBlock and the families with its shapes: Phi-3.5-MoE, GraniteMoE, OLMoE,
+ * DBRX): the expert count and the experts per token under the family's own keys, with its
+ * configuration class's defaults. */
+static int read_every_layer_experts(Reader *r, const char *n_key, uint64_t n_default,
+                                    const char *k_key, uint64_t k_default)
+{
+    ModelConfig *c = r->cfg;
+    MoeShape *m = &c->moe;
+    if (opt_u64(r, n_key, NULL, 1u << 16, n_default, NULL, &m->n_experts) ||
+        opt_u64(r, k_key, NULL, 1u << 16, k_default, NULL, &m->top_k))
+        return -1;
+    m->expert_ffn = c->ffn_hidden;
+    m->step = 1;
+    count_moe_layers(c);
+    return 0;
+}
+
 /* Qwen's MoE keys (configuration_qwen2_moe.py, configuration_qwen3_moe.py; modeling files'
  * decoder layers): a layer is sparse when it is not in mlp_only_layers and
  * (layer_idx + 1) % decoder_sparse_step == 0; experts of moe_intermediate_size; Qwen2-MoE
@@ -723,34 +741,21 @@ static int read_llama(Reader *r)
         if (opt_bool(r, "lm_head_bias", false, false, &c->has_lm_head_bias))
             return -1;
     }
-    if (is_mixtral || is_phimoe) {
+    if (is_granite_moe && strcmp(c->model_type, "granitemoeshared") == 0 &&
+        opt_u64(r, "shared_intermediate_size", NULL, MAX_WIDTH * 4ull, 0, NULL,
+                &c->moe.shared_ffn))
+        return -1;
+    if (is_mixtral || is_phimoe || is_granite_moe) {
         /* MixtralSparseMoeBlock (modeling_mixtral.py): a router of h x n and n experts of
-         * intermediate_size (w1, w3, w2) in every layer */
-        MoeShape *m = &c->moe;
-        if (opt_u64(r, "num_local_experts", NULL, 1u << 16, is_phimoe ? 16 : 8, NULL,
-                    &m->n_experts) ||
-            opt_u64(r, "num_experts_per_tok", NULL, 1u << 16, 2, NULL, &m->top_k))
+         * intermediate_size (w1, w3, w2) in every layer. GraniteMoeMoE
+         * (modeling_granitemoe.py) has the same shapes: GraniteMoeTopKGating's router of h x n
+         * without bias, GraniteMoeParallelExperts input_linear (n x 2f x h: gate and up) and
+         * output_linear (n x h x f); GraniteMoeShared adds a dense GraniteMoeSharedMLP of
+         * shared_intermediate_size (h x 2s in, s x h out) beside them, none when it is 0
+         * (GraniteMoeSharedConfig's default) */
+        if (read_every_layer_experts(r, "num_local_experts", is_phimoe ? 16 : 8,
+                                     "num_experts_per_tok", 2))
             return -1;
-        m->expert_ffn = c->ffn_hidden;
-        m->step = 1;
-        count_moe_layers(c);
-    } else if (is_granite_moe) {
-        /* GraniteMoeMoE (modeling_granitemoe.py): GraniteMoeTopKGating's router of h x n
-         * without bias, then GraniteMoeParallelExperts input_linear (n x 2f x h: gate and up)
-         * and output_linear (n x h x f) in every layer; GraniteMoeShared adds a dense
-         * GraniteMoeSharedMLP of shared_intermediate_size (h x 2s in, s x h out) beside them,
-         * none when it is 0 (GraniteMoeSharedConfig's default) */
-        MoeShape *m = &c->moe;
-        if (opt_u64(r, "num_local_experts", NULL, 1u << 16, 8, NULL, &m->n_experts) ||
-            opt_u64(r, "num_experts_per_tok", NULL, 1u << 16, 2, NULL, &m->top_k))
-            return -1;
-        if (strcmp(c->model_type, "granitemoeshared") == 0 &&
-            opt_u64(r, "shared_intermediate_size", NULL, MAX_WIDTH * 4ull, 0, NULL,
-                    &m->shared_ffn))
-            return -1;
-        m->expert_ffn = c->ffn_hidden;
-        m->step = 1;
-        count_moe_layers(c);
     } else if (is_qwen_moe && read_qwen_moe(r)) {
         return -1;
     }
@@ -907,16 +912,8 @@ static int read_olmo(Reader *r)
         return 0;
     }
     c->qk_norm = QK_NORM_FULL;
-    if (is_moe) {
-        MoeShape *m = &c->moe;
-        if (opt_u64(r, "num_experts", NULL, 1u << 16, 64, NULL, &m->n_experts) ||
-            opt_u64(r, "num_experts_per_tok", NULL, 1u << 16, 8, NULL, &m->top_k))
-            return -1;
-        m->expert_ffn = c->ffn_hidden;
-        m->step = 1;
-        count_moe_layers(c);
-        return 0;
-    }
+    if (is_moe)
+        return read_every_layer_experts(r, "num_experts", 64, "num_experts_per_tok", 8);
     return strcmp(c->model_type, "olmo3") == 0 ? read_sliding(r, 4096, 4) : 0;
 }
 
@@ -1055,13 +1052,11 @@ static int read_dbrx(Reader *r)
     static const char *const ffn_known[] = {"ffn_act_fn", "moe_jitter_eps", "moe_loss_weight",
                                             "moe_normalize_expert_weights", "model_type", NULL};
     Reader attn, ffn;
-    MoeShape *m = &c->moe;
     if (dbrx_section(r, "attn_config", "DbrxAttentionConfig", attn_keys, attn_known, &attn) ||
         opt_u64(&attn, "kv_n_heads", NULL, MAX_WIDTH, 1, NULL, &c->n_kv_heads) ||
         dbrx_section(r, "ffn_config", "DbrxFFNConfig", ffn_keys, ffn_known, &ffn) ||
         opt_u64(&ffn, "ffn_hidden_size", NULL, MAX_WIDTH * 4ull, 3584, NULL, &c->ffn_hidden) ||
-        opt_u64(&ffn, "moe_num_experts", NULL, 1u << 16, 4, NULL, &m->n_experts) ||
-        opt_u64(&ffn, "moe_top_k", NULL, 1u << 16, 1, NULL, &m->top_k))
+        read_every_layer_experts(&ffn, "moe_num_experts", 4, "moe_top_k", 1))
         return -1;
     double p = 0.0;
     mark(r, "resid_pdrop");
@@ -1071,9 +1066,6 @@ static int read_dbrx(Reader *r)
     c->norm = NORM_WEIGHT;
     c->is_gated_mlp = true;
     c->is_qkv_fused = true;
-    m->expert_ffn = c->ffn_hidden;
-    m->step = 1;
-    count_moe_layers(c);
     return 0;
 }
 
@@ -1347,6 +1339,9 @@ static int check_keys(Reader *r)
         if (cJSON_GetObjectItemCaseSensitive(r->root, r->read[i]) == NULL)
             absent[n_absent++] = r->read[i];
     absent[n_absent] = NULL;
+    /* one expert group (GLM-4.5's n_group 1) limits nothing: no routing assumption */
+    const cJSON *groups = value_of(r->root, "n_group");
+    const bool is_one_group = cJSON_IsNumber(groups) && groups->valuedouble <= 1.0;
     const cJSON *item;
     cJSON_ArrayForEach(item, r->root)
     {
@@ -1372,10 +1367,7 @@ static int check_keys(Reader *r)
                            r->at.file, jsonfile_key_path(r->at, key, path, sizeof path),
                            family_names[r->cfg->family], key);
         }
-        /* one expert group (GLM-4.5's n_group 1) limits nothing */
-        const cJSON *groups = value_of(r->root, "n_group");
-        if ((strcmp(key, "n_group") == 0 || strcmp(key, "topk_group") == 0) &&
-            cJSON_IsNumber(groups) && groups->valuedouble <= 1.0)
+        if (is_one_group && (strcmp(key, "n_group") == 0 || strcmp(key, "topk_group") == 0))
             continue;
         const char *assumed = vocab_hf_assumption(key);
         if (assumed != NULL) {
